@@ -1,0 +1,111 @@
+/**
+ * The provider adapter interface. An adapter is pure translation: it turns an OpenAI-shaped request
+ * into the HTTP request its provider expects, and the provider's answers (JSON, SSE events, errors)
+ * back into OpenAI shapes plus normalised usage. Transport, retries, failover and accounting live
+ * elsewhere, so an adapter never does I/O.
+ */
+import type { Usage } from '../usage.ts';
+
+export const PROVIDER_TYPES = ['openai', 'openai-compatible', 'anthropic', 'gemini', 'azure', 'demo'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+/** A provider's non-secret settings, as stored in SQLite. */
+export interface ProviderSettings {
+  name: string;
+  type: ProviderType;
+  preset: string | null;
+  /** What the provider's own SDK calls its base URL (OpenAI-style includes `/v1`). */
+  baseUrl: string;
+  /** A fixed model list, or null to discover it from the provider. */
+  models: string[] | null;
+  priority: number;
+  /** Name of an environment variable holding the key, read at request time. */
+  keyEnv: string | null;
+  /** Where the secret lives: the OS keychain, an env var, or nowhere (local servers, demo). */
+  keySource: 'keychain' | 'env' | 'none';
+  /** Type-specific options, e.g. Azure `apiVersion` and `deployments`. */
+  options: Record<string, unknown>;
+  /** Insertion order, used to break priority ties. */
+  seq: number;
+}
+
+/** An OpenAI chat completion request body, kept as parsed JSON so unknown fields pass through. */
+export type ChatRequest = Record<string, unknown> & {
+  model: string;
+  messages: unknown[];
+  stream?: boolean;
+};
+
+export interface UpstreamRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface CallContext {
+  provider: ProviderSettings;
+  /** The model id as this provider names it. */
+  model: string;
+  /** The provider secret, or null when the provider needs none. */
+  apiKey: string | null;
+  stream: boolean;
+}
+
+/** A non-stream result: an OpenAI `chat.completion` object (usage included when known). */
+export interface ChatResult {
+  body: Record<string, unknown>;
+  usage: Usage | null;
+}
+
+/** One server-sent event as it came off the wire. */
+export interface SseEvent {
+  event: string | null;
+  data: string;
+}
+
+export interface UpstreamFailure {
+  status: number;
+  message: string;
+  type: string | null;
+  code: string | null;
+  /** From `retry-after-ms` / `retry-after`, when the provider said. */
+  retryAfterMs?: number;
+}
+
+export type StreamPiece =
+  /** An OpenAI `chat.completion.chunk`, serialised, without any `usage` field. `text` is its content delta (for estimates). */
+  | { kind: 'chunk'; json: string; text: string }
+  /** The usage of the whole call; `chunk` is the `choices: []` usage chunk to send if the client asked. */
+  | { kind: 'usage'; usage: Usage; chunk: Record<string, unknown> }
+  /** The upstream reported an error inside the stream. */
+  | { kind: 'error'; failure: UpstreamFailure }
+  /** The upstream said the stream is complete (`[DONE]`, `message_stop`, final Gemini event). */
+  | { kind: 'end' };
+
+export interface StreamTranslator {
+  push(event: SseEvent): StreamPiece[];
+  /** Called when the upstream connection closed; returns anything still pending. */
+  finish(): StreamPiece[];
+}
+
+export interface EmbeddingsResult {
+  /** An OpenAI embeddings list with `float` vectors. */
+  body: Record<string, unknown>;
+  usage: Usage | null;
+}
+
+export interface ProviderAdapter {
+  readonly type: ProviderType;
+  chatRequest(body: ChatRequest, ctx: CallContext): UpstreamRequest;
+  chatResponse(json: unknown, ctx: CallContext): ChatResult;
+  chatStream(ctx: CallContext): StreamTranslator;
+  /** Maps an error response of this provider to a failure; `bodyText` may be anything, even HTML. */
+  parseError(status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): UpstreamFailure;
+  /** The request that lists the provider's models, or null if it cannot list them. */
+  modelsRequest(ctx: Omit<CallContext, 'model' | 'stream'>): UpstreamRequest | null;
+  parseModels(json: unknown): string[];
+  /** Optional: providers that serve embeddings. The body is OpenAI-shaped. */
+  embeddingsRequest?(body: Record<string, unknown>, ctx: CallContext): UpstreamRequest;
+  embeddingsResponse?(json: unknown, ctx: CallContext): EmbeddingsResult;
+}
