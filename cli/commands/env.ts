@@ -1,0 +1,37 @@
+/** `gateway env`: shell lines that point OpenAI SDKs at the gateway: `eval "$(gateway env --new-key mytool)"`. */
+import type { Command } from 'commander';
+import { dataPaths } from '../../core/home.ts';
+import { readServerState } from '../../core/server-state.ts';
+import { loadSettings } from '../../core/settings.ts';
+import { note, out, printJson, withStore } from '../context.ts';
+
+export function gatewayBaseUrl(home: string): string {
+  const running = readServerState(home);
+  if (running) return running.baseUrl;
+  const s = loadSettings(dataPaths(home).settings);
+  const host = s.host === '0.0.0.0' || s.host === '::' ? '127.0.0.1' : s.host.includes(':') ? `[${s.host}]` : s.host;
+  return `http://${host}:${s.port}/v1`;
+}
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export function registerEnv(program: Command): void {
+  program
+    .command('env')
+    .description('print OPENAI_BASE_URL (and with --new-key a fresh key as OPENAI_API_KEY) for eval')
+    .option('--new-key <name>', 'create a key with this name and export it')
+    .option('--json', 'print JSON')
+    .action(async (opts: { newKey?: string; json?: boolean }) => {
+      await withStore((store, home) => {
+        const baseUrl = gatewayBaseUrl(home);
+        let key: string | null = null;
+        if (opts.newKey) {
+          key = store.keys.create({ name: opts.newKey }).secret;
+          note(`Key "${opts.newKey}" created.`);
+        }
+        if (opts.json) return printJson({ OPENAI_BASE_URL: baseUrl, ...(key ? { OPENAI_API_KEY: key } : {}) });
+        out(`export OPENAI_BASE_URL=${shellQuote(baseUrl)}`);
+        if (key) out(`export OPENAI_API_KEY=${shellQuote(key)}`);
+      });
+    });
+}

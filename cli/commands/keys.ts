@@ -1,0 +1,133 @@
+/** `gateway keys ...`: local keys, one per tool. The secret is printed once, alone on stdout. */
+import type { Command } from 'commander';
+import { z } from 'zod';
+import type { StoredKey } from '../../core/storage/keys-repo.ts';
+import { usageError } from '../cli-error.ts';
+import { note, out, parseList, printJson, table, withStore } from '../context.ts';
+
+const limitsSchema = z.object({
+  budget: z.coerce.number().positive('--budget must be a positive number of USD').optional(),
+  period: z.enum(['total', 'daily', 'monthly'], { message: '--period must be total, daily or monthly' }).optional(),
+  rpm: z.coerce.number().int().positive('--rpm must be a positive integer').optional(),
+  tpm: z.coerce.number().int().positive('--tpm must be a positive integer').optional(),
+  models: z.string().optional(),
+});
+
+function parseLimits(opts: Record<string, unknown>) {
+  const parsed = limitsSchema.safeParse(opts);
+  if (!parsed.success) throw usageError(parsed.error.issues[0]?.message ?? 'invalid option');
+  const o = parsed.data;
+  if (o.period && o.budget === undefined) throw usageError('--period needs --budget');
+  return { budgetUsd: o.budget, budgetPeriod: o.period ?? (o.budget !== undefined ? 'total' : undefined), rpm: o.rpm, tpm: o.tpm, models: parseList(o.models) };
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+function checkName(name: string): string {
+  if (!NAME.test(name)) throw usageError(`key name "${name}" must be 1-64 letters, digits, dots, dashes or underscores`);
+  return name;
+}
+
+export function keyJson(k: StoredKey) {
+  return {
+    name: k.name,
+    prefix: k.prefix,
+    state: k.state,
+    created_at: new Date(k.createdAt).toISOString(),
+    rotated_at: k.rotatedAt ? new Date(k.rotatedAt).toISOString() : null,
+    budget_usd: k.budgetUsd,
+    budget_period: k.budgetPeriod,
+    rpm: k.rpm,
+    tpm: k.tpm,
+    models: k.models,
+  };
+}
+
+export function registerKeys(program: Command): void {
+  const keys = program.command('keys').description('local API keys, one per tool');
+
+  keys
+    .command('create')
+    .description('create a key; prints it once on stdout')
+    .requiredOption('--name <name>', 'a name for the tool that will use it')
+    .option('--budget <usd>', 'spend limit in USD')
+    .option('--period <period>', 'budget period: total, daily or monthly (default total)')
+    .option('--rpm <n>', 'requests per minute')
+    .option('--tpm <n>', 'tokens per minute')
+    .option('--models <a,b>', 'allow only these models')
+    .action(async (opts: Record<string, string>) => {
+      const name = checkName(opts.name);
+      const limits = parseLimits(opts);
+      await withStore((store) => {
+        const issued = store.keys.create({ name, ...limits });
+        out(issued.secret);
+        note(`Key "${name}" created. It is shown only this once; store it in your tool's settings.`);
+      });
+    });
+
+  keys
+    .command('list')
+    .description('list keys')
+    .option('--all', 'include deleted keys')
+    .option('--json', 'print JSON')
+    .action(async (opts: { all?: boolean; json?: boolean }) => {
+      await withStore((store) => {
+        const list = store.keys.list({ includeDeleted: opts.all === true });
+        if (opts.json) return printJson(list.map(keyJson));
+        if (list.length === 0) return note('No keys yet. Create one with `gateway keys create --name mytool`.');
+        table(
+          ['NAME', 'KEY', 'STATE', 'BUDGET', 'RPM', 'TPM', 'MODELS'],
+          list.map((k) => [k.name, `${k.prefix}…`, k.state, k.budgetUsd !== null ? `$${k.budgetUsd} ${k.budgetPeriod ?? 'total'}` : null, k.rpm, k.tpm, k.models?.join(',')]),
+        );
+      });
+    });
+
+  const stateChange = (cmd: string, description: string, apply: (store: Parameters<Parameters<typeof withStore>[0]>[0], name: string) => void, done: string) =>
+    keys
+      .command(`${cmd} <name>`)
+      .description(description)
+      .action(async (name: string) => {
+        await withStore((store) => {
+          apply(store, name);
+          note(`Key "${name}" ${done}.`);
+        });
+      });
+  stateChange('disable', 'stop a key from working (reversible)', (s, n) => s.keys.setState(n, 'disabled'), 'disabled');
+  stateChange('enable', 'let a disabled key work again', (s, n) => s.keys.setState(n, 'active'), 'enabled');
+  stateChange('delete', 'delete a key (its calls stay in the audit log)', (s, n) => s.keys.delete(n), 'deleted');
+
+  keys
+    .command('rotate <name>')
+    .description('issue a new secret for a key (same name, limits and history); the old one stops working')
+    .action(async (name: string) => {
+      await withStore((store) => {
+        const issued = store.keys.rotate(name);
+        out(issued.secret);
+        note(`Key "${name}" rotated; the old secret no longer works.`);
+      });
+    });
+
+  keys
+    .command('update <name>')
+    .description("change a key's limits")
+    .option('--budget <usd>', 'spend limit in USD')
+    .option('--no-budget', 'remove the spend limit')
+    .option('--period <period>', 'budget period: total, daily or monthly')
+    .option('--rpm <n>', 'requests per minute')
+    .option('--tpm <n>', 'tokens per minute')
+    .option('--models <a,b>', 'allow only these models (empty: all)')
+    .action(async (name: string, opts: Record<string, unknown>) => {
+      const removeBudget = opts.budget === false;
+      const limits = parseLimits({ ...opts, budget: removeBudget ? undefined : opts.budget, period: opts.period ?? (opts.budget !== undefined && !removeBudget ? 'total' : undefined) });
+      await withStore((store) => {
+        const patch: Record<string, unknown> = {};
+        if (removeBudget) patch.budgetUsd = null;
+        else if (limits.budgetUsd !== undefined) patch.budgetUsd = limits.budgetUsd;
+        if (opts.period !== undefined) patch.budgetPeriod = limits.budgetPeriod;
+        if (limits.rpm !== undefined) patch.rpm = limits.rpm;
+        if (limits.tpm !== undefined) patch.tpm = limits.tpm;
+        if (opts.models !== undefined) patch.models = limits.models && limits.models.length > 0 ? limits.models : null;
+        store.keys.update(name, patch);
+        note(`Key "${name}" updated.`);
+      });
+    });
+}

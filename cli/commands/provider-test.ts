@@ -1,0 +1,77 @@
+/**
+ * `gateway providers test`: a real check of each provider in plain words: is it reachable, is the key
+ * accepted, does one tiny call work. Runs without a gateway (straight from the CLI).
+ */
+import { adapterFor } from '../../core/providers/registry.ts';
+import type { ProviderSettings } from '../../core/providers/types.ts';
+import { openKeychain } from '../../core/secrets/keychain.ts';
+import { listProviderModels } from '../../core/gateway/discovery.ts';
+import { scrubSecrets } from '../../core/gateway/scrub.ts';
+import { startDemoUpstream } from '../../core/demo/demo-upstream.ts';
+import type { Store } from '../../core/storage/index.ts';
+import { ProviderKeys } from '../../core/upstream/provider-keys.ts';
+import { classifyTransportError, Transport } from '../../core/upstream/transport.ts';
+
+export interface ProviderVerdict {
+  provider: string;
+  ok: boolean;
+  verdict: string;
+  model: string | null;
+  latency_ms: number | null;
+}
+
+const TIMEOUT = { connectMs: 10_000, headersMs: 30_000, idleMs: 30_000 };
+
+async function testOne(p: ProviderSettings, keys: ProviderKeys, transport: Transport, served: string[]): Promise<ProviderVerdict> {
+  const base = { provider: p.name, model: null, latency_ms: null };
+  let apiKey: string | null = null;
+  if (p.keySource !== 'none') {
+    apiKey = await keys.keyFor(p).catch(() => null);
+    if (!apiKey) {
+      const where = p.keySource === 'env' ? `$${p.keyEnv} is not set in this shell` : 'its key is missing from the keychain';
+      return { ...base, ok: false, verdict: `no key: ${where}.` };
+    }
+  }
+  const listed = await listProviderModels(p, apiKey, transport, 15_000);
+  const models = p.models ?? (listed.ok ? listed.models : served);
+  const chatModel = models.find((m) => !/embed|whisper|tts|dall-e|image|moderation|audio|rerank/i.test(m));
+  if (!chatModel) {
+    if (!listed.ok) return { ...base, ok: false, verdict: `not reachable or key refused: ${listed.error}.` };
+    return { ...base, ok: listed.ok, verdict: `reachable and the key works, but it lists no chat model to try.` };
+  }
+  const adapter = adapterFor(p.type);
+  const ctx = { provider: p, model: chatModel, apiKey, stream: false };
+  const started = performance.now();
+  try {
+    const req = adapter.chatRequest({ model: chatModel, messages: [{ role: 'user', content: 'Reply with the word ok.' }], max_tokens: 5 }, ctx);
+    const res = await transport.send(req, TIMEOUT);
+    const text = await res.body.text();
+    const latency = Math.round(performance.now() - started);
+    if (res.status >= 400) {
+      const f = adapter.parseError(res.status, text, res.headers);
+      const what = res.status === 401 || res.status === 403 ? 'reachable, but the key was refused' : `reachable, but a tiny call to ${chatModel} failed`;
+      return { ...base, model: chatModel, latency_ms: latency, ok: false, verdict: `${what} (HTTP ${res.status}: ${scrubSecrets(f.message, [apiKey])}).` };
+    }
+    adapter.chatResponse(JSON.parse(text), ctx);
+    return { ...base, model: chatModel, latency_ms: latency, ok: true, verdict: `reachable, key accepted, a tiny call to ${chatModel} answered in ${latency} ms.` };
+  } catch (err) {
+    const te = classifyTransportError(err);
+    return { ...base, model: chatModel, ok: false, verdict: `not reachable: ${scrubSecrets(te.message, [apiKey])}.` };
+  }
+}
+
+export async function testProviders(store: Store, home: string, only?: string): Promise<ProviderVerdict[]> {
+  const transport = new Transport(10_000);
+  const keys = new ProviderKeys(async () => openKeychain(home).catch(() => null));
+  const served = store.providers.allServedModels();
+  const list = store.providers.list().filter((p) => !only || p.name === only);
+  const demo = list.some((p) => p.type === 'demo') ? await startDemoUpstream(0) : null;
+  try {
+    return await Promise.all(
+      list.map((p) => testOne(p.type === 'demo' && demo ? { ...p, baseUrl: demo.baseUrl } : p, keys, transport, served.get(p.name) ?? [])),
+    );
+  } finally {
+    await transport.close();
+    await demo?.close();
+  }
+}

@@ -1,0 +1,86 @@
+/** `gateway start`: runs the gateway in the foreground until Ctrl-C (which flushes the audit log). */
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { startGateway } from '../../core/gateway/app.ts';
+import type { RunningGateway } from '../../core/gateway/app.ts';
+import { callToJson } from '../../core/call-json.ts';
+import { clearServerState, writeServerState } from '../../core/server-state.ts';
+import { CliError, usageError } from '../cli-error.ts';
+import { dataHome, note, out } from '../context.ts';
+import { formatCallLine } from './logs.ts';
+
+const optsSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65535).optional(),
+  host: z.string().min(1).optional(),
+  demo: z.boolean().optional(),
+  tui: z.boolean().optional(),
+});
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export function registerStart(program: Command): void {
+  program
+    .command('start')
+    .description('run the gateway (OpenAI-compatible API on http://127.0.0.1:4141/v1)')
+    .option('--port <n>', 'port to listen on (default 4141)')
+    .option('--host <host>', 'interface to listen on (default 127.0.0.1)')
+    .option('--demo', 'add the offline demo provider (and a key if none exists)')
+    .option('--no-tui', 'print plain log lines instead of the dashboard')
+    .action(async (raw: Record<string, unknown>) => {
+      const parsed = optsSchema.safeParse(raw);
+      if (!parsed.success) throw usageError(`--${String(parsed.error.issues[0]?.path[0])}: ${parsed.error.issues[0]?.message}`);
+      const o = parsed.data;
+      const home = dataHome();
+      if (o.host && !LOOPBACK.has(o.host)) {
+        note(`Warning: listening on ${o.host} lets other machines reach the gateway; every call still needs a gateway key.`);
+      }
+      let gw: RunningGateway;
+      try {
+        gw = await startGateway({ home, port: o.port, host: o.host, demo: o.demo });
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException & { port?: number };
+        if (e.code === 'EADDRINUSE') {
+          throw new CliError(`Port ${o.port ?? 4141} is already in use (another gateway?); start on another port with --port N.`);
+        }
+        if (e.code === 'EACCES') throw new CliError(`Not allowed to listen on port ${o.port ?? 4141}; choose another with --port N.`);
+        throw err;
+      }
+      writeServerState(home, { url: gw.url, baseUrl: gw.baseUrl, pid: process.pid, startedAt: new Date().toISOString() });
+
+      note(`gateway listening on ${gw.baseUrl}`);
+      if (gw.createdKey) {
+        note(`Demo key "${gw.createdKey.name}" (shown once):`);
+        out(gw.createdKey.secret);
+      } else if (!gw.deps.store.keys.list().some((k) => k.state === 'active')) {
+        note('No key yet: `gateway keys create --name mytool`, or `eval "$(gateway env --new-key mytool)"`.');
+      }
+      if (gw.deps.live.providers.length === 0) note('No provider yet: `gateway providers add NAME --type openai --key-env OPENAI_API_KEY`, or restart with --demo.');
+      note(`Try: curl ${gw.baseUrl}/models -H "Authorization: Bearer $OPENAI_API_KEY"`);
+      note(`Data home: ${home}. Stop with Ctrl-C.`);
+
+      const tui = o.tui !== false && process.stdout.isTTY === true && process.stdin.isTTY === true;
+      let stopTui: (() => void) | null = null;
+      if (tui) {
+        const { runDashboard } = await import('../tui/run-dashboard.ts');
+        stopTui = await runDashboard({ home, baseUrl: gw.baseUrl, adminUrl: gw.url, adminToken: gw.adminToken });
+      } else {
+        gw.onCall((row) => out(formatCallLine(callToJson(row))));
+      }
+
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const stop = async () => {
+          if (stopping) return;
+          stopping = true;
+          stopTui?.();
+          note('Stopping: flushing the audit log…');
+          await gw.close();
+          clearServerState(home);
+          resolve();
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        process.once('SIGHUP', stop);
+      });
+    });
+}

@@ -1,0 +1,46 @@
+/** What every command needs: the data home, the store on it, and output helpers. */
+import { resolveDataHome } from '../core/home.ts';
+import { Store } from '../core/storage/index.ts';
+
+export function dataHome(): string {
+  return resolveDataHome();
+}
+
+/** Opens the store, runs `fn`, and closes it even when `fn` throws. */
+export async function withStore<T>(fn: (store: Store, home: string) => T | Promise<T>): Promise<T> {
+  const home = dataHome();
+  const store = Store.open(home);
+  try {
+    return await fn(store, home);
+  } finally {
+    store.close();
+  }
+}
+
+export const out = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+export const note = (line = ''): void => {
+  process.stderr.write(`${line}\n`);
+};
+export const printJson = (value: unknown): void => out(JSON.stringify(value, null, 2));
+
+/** A fixed-width table for humans; `--json` is the form for machines. */
+export function table(headers: string[], rows: Array<Array<string | number | null | undefined>>): void {
+  const cells = rows.map((r) => r.map((c) => (c === null || c === undefined ? '-' : String(c))));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]?.length ?? 0)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  out(line(headers));
+  for (const r of cells) out(line(r));
+}
+
+export function parseList(v: string | undefined): string[] | undefined {
+  if (v === undefined) return undefined;
+  return v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+export function parsePositiveNumber(v: string, what: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${what} must be a positive number, got "${v}"`);
+  return n;
+}

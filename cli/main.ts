@@ -1,0 +1,63 @@
+/** The `gateway` command. Exit codes: 0 success, 1 failure, 2 bad usage. */
+import { Command, CommanderError } from 'commander';
+import { StorageError } from '../core/storage/db.ts';
+import { KeychainUnavailableError } from '../core/secrets/secret-store.ts';
+import { CliError } from './cli-error.ts';
+import { registerAliases } from './commands/aliases.ts';
+import { registerEnv } from './commands/env.ts';
+import { registerKeys } from './commands/keys.ts';
+import { registerLogs } from './commands/logs.ts';
+import { registerPrices } from './commands/prices.ts';
+import { registerProviders } from './commands/providers.ts';
+import { registerStart } from './commands/start.ts';
+import { registerTop } from './commands/top.ts';
+import { registerUsage } from './commands/usage.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('gateway')
+    .description('A local LLM gateway: one OpenAI-compatible endpoint for every tool on this machine.')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerStart(program);
+  registerProviders(program);
+  registerAliases(program);
+  registerKeys(program);
+  registerPrices(program);
+  registerUsage(program);
+  registerLogs(program);
+  registerEnv(program);
+  registerTop(program);
+  for (const c of program.commands) {
+    c.exitOverride();
+    for (const sub of c.commands) sub.exitOverride();
+  }
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    process.exitCode = exitCodeFor(err);
+  }
+}
+
+function exitCodeFor(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Help and version are not failures; everything else commander reports is a usage mistake.
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return 0;
+    return 2;
+  }
+  if (err instanceof CliError) {
+    process.stderr.write(`gateway: ${err.message}\n`);
+    return err.exitCode;
+  }
+  if (err instanceof StorageError || err instanceof KeychainUnavailableError) {
+    process.stderr.write(`gateway: ${err.message}\n`);
+    return 1;
+  }
+  process.stderr.write(`gateway: ${(err as Error)?.message ?? String(err)}\n`);
+  return 1;
+}

@@ -1,0 +1,158 @@
+/**
+ * The admin API under `/admin/*`, for the terminal UI, the dashboard page and the tray. It needs the
+ * admin token (a user-only file in the data home) and refuses any browser Origin but the gateway's
+ * own, even ones configured for CORS on `/v1`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { badRequest, forbidden, GatewayError, notFound } from '../errors.ts';
+import { callDetailJson, callToJson } from '../call-json.ts';
+import { getCall, listCalls, spendForKey, spendTotals, usageSummary } from '../storage/audit-queries.ts';
+import type { CallRow } from '../storage/audit-writer.ts';
+import { StorageError } from '../storage/db.ts';
+import { bearerToken } from '../gateway/auth.ts';
+import { periodStart } from '../gateway/budget.ts';
+import type { GatewayDeps } from '../gateway/deps.ts';
+import { readJsonObject } from '../gateway/read-body.ts';
+import { sendError, sendJson } from '../gateway/respond.ts';
+import { tokenMatches } from '../gateway/admin-token.ts';
+
+type AdminHandler = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, cors: Record<string, string>) => Promise<void>;
+
+const createKeySchema = z
+  .object({
+    name: z.string().min(1).max(64),
+    budget_usd: z.number().positive().nullable().optional(),
+    budget_period: z.enum(['total', 'daily', 'monthly']).nullable().optional(),
+    rpm: z.number().int().positive().nullable().optional(),
+    tpm: z.number().int().positive().nullable().optional(),
+    models: z.array(z.string().min(1)).nullable().optional(),
+  })
+  .strict();
+
+function sameOrigin(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host.toLowerCase() === (req.headers.host ?? '').toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+const dayStart = (): number => periodStart('daily');
+const monthStart = (): number => periodStart('monthly');
+
+function keySummaries(deps: GatewayDeps) {
+  return deps.store.keys.list().map((k) => {
+    const period = k.budgetPeriod ?? 'total';
+    const spent = spendForKey(deps.store.db, k.id, k.budgetUsd !== null ? periodStart(period) : dayStart());
+    return {
+      name: k.name,
+      prefix: k.prefix,
+      state: k.state,
+      budget_usd: k.budgetUsd,
+      budget_period: k.budgetUsd !== null ? period : null,
+      spent_usd: spent,
+      spent_period: k.budgetUsd !== null ? period : 'daily',
+      remaining_usd: k.budgetUsd !== null ? Math.max(0, k.budgetUsd - spent) : null,
+      rpm: k.rpm,
+      tpm: k.tpm,
+      models: k.models,
+    };
+  });
+}
+
+function providerSummaries(deps: GatewayDeps) {
+  return deps.live.providers.map((p) => {
+    const b = deps.breaker.snapshotOf(p.settings.name);
+    return {
+      name: p.settings.name,
+      type: p.settings.type,
+      preset: p.settings.preset,
+      base_url: p.settings.type === 'demo' ? 'local' : p.settings.baseUrl,
+      priority: p.settings.priority,
+      models: [...p.models],
+      key_source: p.settings.keySource,
+      health: b ? b.state : 'closed',
+      consecutive_failures: b?.consecutiveFailures ?? 0,
+      next_probe_at: b?.nextProbeAt ?? null,
+    };
+  });
+}
+
+export function createAdminHandler(deps: GatewayDeps, token: string, listeners: Set<(row: CallRow) => void>): AdminHandler {
+  return async (req, res, path, query, cors) => {
+    const headers = { ...(sameOrigin(req) ? cors : {}), 'cache-control': 'no-store' };
+    try {
+      if (!sameOrigin(req)) throw forbidden('The admin API answers no foreign Origin.', 'origin_not_allowed');
+      if (!tokenMatches(bearerToken(req), token)) {
+        throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_admin_token', message: 'The admin API needs `Authorization: Bearer <admin token>`; the token is the file `admin-token` in the data home.' });
+      }
+      const method = req.method ?? 'GET';
+      if (method === 'GET') req.resume();
+      const { store } = deps;
+      store.audit.flush();
+      if (method === 'GET' && path === '/admin/snapshot') {
+        const totals = spendTotals(store.db, { todayStartMs: dayStart(), monthStartMs: monthStart() });
+        return sendJson(res, 200, {
+          spend: { today_usd: totals.todayUsd, month_usd: totals.monthUsd },
+          keys: keySummaries(deps),
+          providers: providerSummaries(deps),
+          recent: listCalls(store.db, { limit: Number(query.get('recent') ?? 50) || 50 }).map(callToJson),
+          price_version: deps.prices.dataVersion(),
+        }, headers);
+      }
+      if (method === 'GET' && path === '/admin/keys') return sendJson(res, 200, { keys: keySummaries(deps) }, headers);
+      if (method === 'POST' && path === '/admin/keys') {
+        const { json } = await readJsonObject(req, 64 * 1024);
+        const parsed = createKeySchema.safeParse(json);
+        if (!parsed.success) throw badRequest(parsed.error.issues[0]?.message ?? 'invalid body', 'invalid_value', parsed.error.issues[0]?.path.join('.') ?? null);
+        const b = parsed.data;
+        const issued = store.keys.create({ name: b.name, budgetUsd: b.budget_usd ?? null, budgetPeriod: b.budget_period ?? null, rpm: b.rpm ?? null, tpm: b.tpm ?? null, models: b.models ?? null });
+        deps.live.reload();
+        return sendJson(res, 201, { name: issued.key.name, key: issued.secret }, headers);
+      }
+      if (method === 'GET' && path === '/admin/providers') return sendJson(res, 200, { providers: providerSummaries(deps) }, headers);
+      if (method === 'GET' && path === '/admin/usage') {
+        const by = query.get('by') ?? 'model';
+        if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw badRequest('by must be key, model, provider or day', 'invalid_value', 'by');
+        const since = query.get('since');
+        return sendJson(res, 200, { by, rows: usageSummary(store.db, { by, since: since ? Number(since) || Date.parse(since) : undefined }) }, headers);
+      }
+      if (method === 'GET' && path === '/admin/logs') {
+        const limit = Math.min(1000, Number(query.get('limit') ?? 100) || 100);
+        const before = query.get('before');
+        return sendJson(res, 200, { calls: listCalls(store.db, { limit, beforeTime: before ? Number(before) : undefined }).map(callToJson) }, headers);
+      }
+      if (method === 'GET' && path.startsWith('/admin/logs/')) {
+        const call = getCall(store.db, decodeURIComponent(path.slice('/admin/logs/'.length)));
+        if (!call) throw notFound('No call with that id.');
+        return sendJson(res, 200, callDetailJson(call), headers);
+      }
+      if (method === 'GET' && path === '/admin/events') return streamEvents(req, res, headers, listeners);
+      throw notFound(`Unknown admin path ${method} ${path}.`);
+    } catch (err) {
+      if (err instanceof StorageError) return void sendError(res, badRequest(err.message, err.code), headers);
+      sendError(res, err, headers);
+    }
+  };
+}
+
+/** Server-sent events: one `call` event per audit row, and a comment every 15 s to keep proxies quiet. */
+function streamEvents(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, listeners: Set<(row: CallRow) => void>): void {
+  res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  res.write(': connected\n\n');
+  const onRow = (row: CallRow) => {
+    res.write(`event: call\ndata: ${JSON.stringify(callToJson(row))}\n\n`);
+  };
+  listeners.add(onRow);
+  const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+  ping.unref();
+  const stop = () => {
+    clearInterval(ping);
+    listeners.delete(onRow);
+  };
+  req.on('close', stop);
+  res.on('close', stop);
+}

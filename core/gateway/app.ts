@@ -1,0 +1,188 @@
+/**
+ * Starts a gateway on a data home: storage, live configuration, providers, the demo upstream, the
+ * HTTP server and the admin API. The CLI's `start`, the tests and the tray all use this.
+ */
+import type { Server } from 'node:http';
+import { dataPaths, ensureDataHome } from '../home.ts';
+import { DEMO_MODELS, startDemoUpstream } from '../demo/demo-upstream.ts';
+import { DEFAULT_BASE_URLS } from '../providers/presets.ts';
+import type { DemoUpstream } from '../demo/demo-upstream.ts';
+import { PriceBook } from '../pricing/price-book.ts';
+import { CircuitBreaker } from '../routing/circuit-breaker.ts';
+import type { Clock } from '../routing/clock.ts';
+import { LatencyTracker } from '../routing/latency-tracker.ts';
+import { RateLimiter } from '../routing/rate-limiter.ts';
+import type { SecretStore } from '../secrets/secret-store.ts';
+import { openKeychain } from '../secrets/keychain.ts';
+import { loadSettings } from '../settings.ts';
+import type { Settings } from '../settings.ts';
+import { Store } from '../storage/index.ts';
+import { purgeCalls } from '../storage/audit-queries.ts';
+import type { CallRow } from '../storage/audit-writer.ts';
+import { ProviderKeys } from '../upstream/provider-keys.ts';
+import { Transport } from '../upstream/transport.ts';
+import { createAdminHandler } from '../admin/admin-api.ts';
+import { ensureAdminToken } from './admin-token.ts';
+import { BudgetTracker } from './budget.ts';
+import type { GatewayDeps } from './deps.ts';
+import { refreshProviderModels } from './discovery.ts';
+import type { RefreshResult } from './discovery.ts';
+import { warmTokenizer } from './estimate.ts';
+import { LiveConfig } from './live-config.ts';
+import { createGatewayServer, listen } from './server.ts';
+
+export interface StartOptions {
+  home: string;
+  port?: number;
+  host?: string;
+  /** Add the demo provider when absent, and a key when none exists. */
+  demo?: boolean;
+  /** Where provider secrets come from; defaults to the OS keychain, opened on first need. */
+  secretStore?: () => Promise<SecretStore | null>;
+  settings?: Partial<Settings>;
+  clock?: Clock;
+  /** Skip the model refresh on start (tests with fixed lists). */
+  skipDiscovery?: boolean;
+}
+
+export interface RunningGateway {
+  url: string;
+  baseUrl: string;
+  port: number;
+  host: string;
+  home: string;
+  adminToken: string;
+  deps: GatewayDeps;
+  server: Server;
+  /** The key created by `--demo` when none existed (shown once). */
+  createdKey: { name: string; secret: string } | null;
+  /** Resolves when the start-up model refresh finished. */
+  discovery: Promise<RefreshResult[]>;
+  onCall(fn: (row: CallRow) => void): () => void;
+  close(): Promise<void>;
+}
+
+function ensureDemo(store: Store): { name: string; secret: string } | null {
+  if (!store.providers.list().some((p) => p.type === 'demo')) {
+    const name = store.providers.get('demo') ? 'demo-local' : 'demo';
+    store.providers.add({ name, type: 'demo', preset: null, baseUrl: DEFAULT_BASE_URLS.demo ?? '', models: [...DEMO_MODELS], priority: 100, keyEnv: null, keySource: 'none', options: {} });
+  }
+  if (store.keys.list().some((k) => k.state === 'active')) return null;
+  const name = store.keys.findByName('demo') ? `demo-${Date.now()}` : 'demo';
+  const issued = store.keys.create({ name });
+  return { name, secret: issued.secret };
+}
+
+export async function startGateway(opts: StartOptions): Promise<RunningGateway> {
+  const home = ensureDataHome(opts.home);
+  const paths = dataPaths(home);
+  const settings = loadSettings(paths.settings, { ...opts.settings, port: opts.port ?? opts.settings?.port, host: opts.host ?? opts.settings?.host });
+  const store = Store.open(home);
+  const createdKey = opts.demo ? ensureDemo(store) : null;
+  const adminToken = ensureAdminToken(paths.adminToken);
+
+  let demo: DemoUpstream | null = null;
+  let demoStarting: Promise<void> | null = null;
+  const needsDemo = () => store.providers.list().some((p) => p.type === 'demo');
+  const startDemo = async () => {
+    demoStarting ??= startDemoUpstream().then((d) => {
+      demo = d;
+    });
+    await demoStarting;
+  };
+  if (needsDemo()) await startDemo();
+
+  let keychain: Promise<SecretStore | null> | null = null;
+  const secretStore = opts.secretStore ?? (() => (keychain ??= openKeychain(home).catch(() => null)));
+  const providerKeys = new ProviderKeys(secretStore);
+  const prices = new PriceBook();
+  const live = new LiveConfig(store, () => demo?.baseUrl ?? null);
+  const applyPrices = () => {
+    const map: Record<string, { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number | null; cacheWritePerMTok: number | null }> = {};
+    for (const p of store.prices.list()) map[p.model] = { inputPerMTok: p.inputPerMtok, outputPerMTok: p.outputPerMtok, cacheReadPerMTok: p.cacheReadPerMtok, cacheWritePerMTok: p.cacheWritePerMtok };
+    prices.setUserPrices(map);
+  };
+  applyPrices();
+  live.onReload(() => {
+    applyPrices();
+    providerKeys.clear();
+    if (!demo && needsDemo()) void startDemo().then(() => live.reload());
+  });
+  live.reload();
+
+  const transport = new Transport(settings.timeouts.connectMs);
+  const deps: GatewayDeps = {
+    settings,
+    store,
+    live,
+    transport,
+    prices,
+    breaker: new CircuitBreaker({ failureThreshold: settings.routing.breakerFailures, cooldownMs: settings.routing.breakerCooldownMs, clock: opts.clock }),
+    latency: new LatencyTracker(),
+    limiter: new RateLimiter({ clock: opts.clock }),
+    providerKeys,
+    budgets: new BudgetTracker(store.db),
+  };
+
+  const listeners = new Set<(row: CallRow) => void>();
+  const admin = createAdminHandler(deps, adminToken, listeners);
+  const server = createGatewayServer(deps, {
+    admin,
+    onCall: (row) => {
+      for (const fn of listeners) fn(row);
+    },
+  });
+  const address = await listen(server, settings.port, settings.host);
+  live.startPolling(250);
+  void warmTokenizer().catch(() => undefined);
+
+  const discovery = opts.skipDiscovery
+    ? Promise.resolve([])
+    : refreshProviderModels(store, providerKeys, transport).catch(() => [] as RefreshResult[]);
+
+  const retention = () => {
+    try {
+      purgeCalls(store.db, { olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: settings.audit.maxRows });
+    } catch {
+      /* retention is best effort; the next run tries again */
+    }
+  };
+  retention();
+  const retentionTimer = setInterval(retention, 3_600_000);
+  retentionTimer.unref();
+
+  const displayHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${displayHost}:${address.port}`;
+  let closed = false;
+  return {
+    url,
+    baseUrl: `${url}/v1`,
+    port: address.port,
+    host: address.address,
+    home,
+    adminToken,
+    deps,
+    server,
+    createdKey,
+    discovery,
+    onCall(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(retentionTimer);
+      live.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 2_000).unref();
+      });
+      await discovery.catch(() => undefined);
+      store.close();
+      await (demo as DemoUpstream | null)?.close();
+      await transport.close();
+    },
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * Runs a call against its candidates in routing order until one succeeds. Each attempt is recorded
+ * (provider, status, error, duration). Failures that a client caused (other 4xx) go straight back;
+ * the rest fail over. When every candidate failed, one error names each attempt.
+ */
+import { GatewayError, rateLimited, upstreamError } from '../errors.ts';
+import { classifyFailure } from '../routing/failure-policy.ts';
+import { orderCandidates } from '../routing/strategy.ts';
+import { planAttempts } from '../routing/backoff.ts';
+import type { Strategy } from '../routing/strategy.ts';
+import type { UpstreamFailure } from '../providers/types.ts';
+import type { TransportFailureKind } from '../upstream/transport.ts';
+import type { GatewayDeps } from './deps.ts';
+import type { Candidate } from './model-router.ts';
+import { scrubSecrets } from './scrub.ts';
+
+export interface AttemptRecord {
+  provider: string;
+  model: string;
+  status: number;
+  error: string | null;
+  durationMs: number;
+}
+
+export type AttemptFailure =
+  | { kind: 'http'; failure: UpstreamFailure }
+  | { kind: Exclude<TransportFailureKind, 'aborted'>; message: string }
+  | { kind: 'no-key'; message: string };
+
+export type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; failure: AttemptFailure };
+
+/** The client went away; nothing is sent back. */
+export class ClientGone extends Error {
+  constructor() {
+    super('client closed the connection');
+    this.name = 'ClientGone';
+  }
+}
+
+export interface AttemptSuccess<T> {
+  value: T;
+  candidate: Candidate;
+  apiKey: string | null;
+  attempts: AttemptRecord[];
+}
+
+export class AttemptsFailed extends Error {
+  readonly error: GatewayError;
+  readonly attempts: AttemptRecord[];
+  constructor(error: GatewayError, attempts: AttemptRecord[]) {
+    super(error.message);
+    this.error = error;
+    this.attempts = attempts;
+  }
+}
+
+const describe = (f: AttemptFailure): string => {
+  if (f.kind === 'http') return `HTTP ${f.failure.status}: ${f.failure.message}`;
+  return f.message;
+};
+
+const statusOf = (f: AttemptFailure): number => (f.kind === 'http' ? f.failure.status : 0);
+
+/** The status a client sees for an upstream 4xx that is its own mistake. Never 409 (the SDKs retry it). */
+function clientStatus(status: number): number {
+  return status === 409 ? 400 : status;
+}
+
+export async function runAttempts<T>(
+  deps: GatewayDeps,
+  candidates: Candidate[],
+  strategy: Strategy,
+  attempt: (c: Candidate, apiKey: string | null) => Promise<AttemptOutcome<T>>,
+  isClientGone: () => boolean,
+): Promise<AttemptSuccess<T>> {
+  const { breaker } = deps;
+  let ordered = orderCandidates(candidates, strategy, {
+    priceOf: (c) => {
+      const p = deps.prices.lookup(c.runtime.settings.type, c.runtime.settings.preset, c.model);
+      return p ? p.inputPerMTok + p.outputPerMTok : null;
+    },
+    latencyOf: (c) => deps.latency.estimate(c.provider, c.model),
+    breaker,
+  });
+  // Health counts: providers whose breaker is open sit out while a healthy one remains.
+  const healthy = ordered.filter((c) => breaker.isAvailable(c.provider));
+  if (healthy.length > 0) ordered = healthy;
+
+  const plan = planAttempts(
+    ordered.map((_, i) => String(i)),
+    { maxAttempts: deps.settings.routing.maxAttempts, sameProviderRetries: 1 },
+  );
+  const attempts: AttemptRecord[] = [];
+  const failures: Array<{ c: Candidate; f: AttemptFailure }> = [];
+
+  for (let planned = plan.next(); planned !== null; planned = plan.next()) {
+    const c = ordered[Number(planned.provider)];
+    if (planned.delayMs > 0) await sleep(planned.delayMs);
+    if (isClientGone()) throw new ClientGone();
+    if (!breaker.canAttempt(c.provider) && healthy.length > 0) {
+      // Another request holds this provider's probe; do not pile on.
+      plan.failed({ retrySame: false });
+      continue;
+    }
+
+    const started = performance.now();
+    const apiKey = await deps.providerKeys.keyFor(c.runtime.settings).catch(() => null);
+    let outcome: AttemptOutcome<T>;
+    try {
+      if (c.runtime.settings.keySource !== 'none' && !apiKey) {
+        const where = c.runtime.settings.keySource === 'env' ? `$${c.runtime.settings.keyEnv} is not set` : 'no key in the keychain';
+        outcome = { ok: false, failure: { kind: 'no-key', message: `provider ${c.provider} has no key (${where})` } };
+      } else {
+        outcome = await attempt(c, apiKey);
+      }
+    } catch (err) {
+      breaker.onNeutral(c.provider);
+      throw err;
+    }
+    const durationMs = Math.round(performance.now() - started);
+    if (outcome.ok) {
+      attempts.push({ provider: c.provider, model: c.model, status: 200, error: null, durationMs });
+      breaker.onSuccess(c.provider);
+      return { value: outcome.value, candidate: c, apiKey, attempts };
+    }
+    const f = outcome.failure;
+    const message = scrubSecrets(describe(f), [apiKey]);
+    attempts.push({ provider: c.provider, model: c.model, status: statusOf(f), error: message, durationMs });
+    const verdict =
+      f.kind === 'http'
+        ? classifyFailure({ kind: 'http', status: f.failure.status })
+        : f.kind === 'no-key'
+          ? { failover: true, countsAgainstHealth: false, retrySame: false }
+          : classifyFailure({ kind: f.kind });
+    if (verdict.countsAgainstHealth) breaker.onFailure(c.provider);
+    else breaker.onNeutral(c.provider);
+    if (isClientGone()) throw new ClientGone();
+    if (!verdict.failover && f.kind === 'http') {
+      const uf = f.failure;
+      throw new AttemptsFailed(
+        new GatewayError({
+          status: clientStatus(uf.status),
+          type: 'invalid_request_error',
+          code: uf.code,
+          message: scrubSecrets(uf.message, [apiKey]),
+        }),
+        attempts,
+      );
+    }
+    plan.failed({ retrySame: verdict.retrySame, retryAfterMs: f.kind === 'http' ? f.failure.retryAfterMs : undefined });
+    failures.push({ c, f });
+  }
+
+  throw new AttemptsFailed(finalError(failures, attempts), attempts);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function finalError(failures: Array<{ c: Candidate; f: AttemptFailure }>, attempts: AttemptRecord[]): GatewayError {
+  if (failures.length === 0) {
+    return upstreamError('No provider could be tried for this model.', { attempts: 0 });
+  }
+  const summary = attempts.map((a) => `${a.provider}: ${a.error}`).join('; ');
+  const allRateLimited = failures.every((x) => x.f.kind === 'http' && x.f.failure.status === 429);
+  if (allRateLimited) {
+    const waits = failures.map((x) => (x.f.kind === 'http' ? x.f.failure.retryAfterMs : undefined)).filter((w): w is number => w !== undefined);
+    const waitMs = waits.length > 0 ? Math.min(...waits) : 1000;
+    return rateLimited(`Every provider for this model is rate-limited (${summary}).`, waitMs / 1000, { 'retry-after-ms': String(Math.round(waitMs)) });
+  }
+  const last = failures[failures.length - 1].f;
+  const timeout = last.kind === 'timeout';
+  const n = attempts.length;
+  return upstreamError(`${n === 1 ? 'The provider' : `All ${n} attempts`} failed: ${summary}`, { timeout, attempts: n });
+}

@@ -1,0 +1,33 @@
+/** Local key authentication: a SHA-256 lookup in the live key table, no I/O on the hot path. */
+import type { IncomingMessage } from 'node:http';
+import { invalidApiKey } from '../errors.ts';
+import { hashLocalKey } from '../keys/local-key.ts';
+import type { StoredKey } from '../storage/keys-repo.ts';
+import type { LiveConfig } from './live-config.ts';
+
+export function bearerToken(req: IncomingMessage): string | null {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    if (m) return m[1].trim();
+  }
+  // Anthropic-style clients send `x-api-key`.
+  const x = req.headers['x-api-key'];
+  return typeof x === 'string' && x.length > 0 ? x.trim() : null;
+}
+
+const mask = (k: string): string => (k.length <= 12 ? '***' : `${k.slice(0, 8)}***${k.slice(-4)}`);
+
+export function authenticate(req: IncomingMessage, live: LiveConfig): StoredKey {
+  const token = bearerToken(req);
+  if (!token) {
+    throw invalidApiKey(
+      "You didn't provide an API key. Send your gateway key as `Authorization: Bearer sk-gw-...`; create one with `gateway keys create --name NAME`.",
+    );
+  }
+  const key = live.keysByHash.get(hashLocalKey(token));
+  if (!key) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
+  if (key.state === 'disabled') throw invalidApiKey(`The key "${key.name}" is disabled. Enable it with \`gateway keys enable ${key.name}\`.`);
+  if (key.state === 'deleted') throw invalidApiKey(`The key "${key.name}" was deleted. Create a new one with \`gateway keys create --name NAME\`.`);
+  return key;
+}

@@ -1,0 +1,80 @@
+/**
+ * Balance endpoints for chat UIs and relays that expect them (protocol.md §9): the key's budget and
+ * spend in the OpenAI legacy dashboard shapes (`total_usage` in cents), a new-api style `/balance`
+ * and a SiliconFlow style `/dashboard/user/info`. A key without a budget reports itself unlimited.
+ */
+import { badRequest } from '../errors.ts';
+import { spendForKeyBetween } from '../storage/audit-queries.ts';
+import { periodStart } from './budget.ts';
+import { sendJson } from './respond.ts';
+import type { RequestContext } from './request-context.ts';
+
+const UNLIMITED_USD = 100_000_000;
+const round = (n: number, digits = 6): number => Number(n.toFixed(digits));
+
+function keyBudget(ctx: RequestContext): { budget: number | null; spent: number } {
+  const key = ctx.key;
+  ctx.deps.store.audit.flush();
+  const since = periodStart(key.budgetPeriod ?? 'total');
+  const spent = spendForKeyBetween(ctx.deps.store.db, key.id, since, Date.now() + 1);
+  return { budget: key.budgetUsd ?? null, spent };
+}
+
+const headers = (ctx: RequestContext) => ({ 'x-request-id': ctx.requestId, ...ctx.baseHeaders });
+
+export function handleBalance(ctx: RequestContext): void {
+  const { budget, spent } = keyBudget(ctx);
+  sendJson(ctx.res, 200, {
+    object: 'balance',
+    success: true,
+    currency: 'USD',
+    key: ctx.key.name,
+    period: ctx.key.budgetPeriod ?? (budget === null ? null : 'total'),
+    budget_usd: budget,
+    used: round(spent),
+    remain: budget === null ? null : round(Math.max(0, budget - spent)),
+    unlimited_quota: budget === null,
+  }, headers(ctx));
+}
+
+export function handleUserInfo(ctx: RequestContext): void {
+  const { budget, spent } = keyBudget(ctx);
+  const remain = budget === null ? UNLIMITED_USD : Math.max(0, budget - spent);
+  sendJson(ctx.res, 200, {
+    code: 20000,
+    message: 'OK',
+    status: true,
+    data: { id: ctx.key.id, name: ctx.key.name, balance: remain.toFixed(2), chargeBalance: '0.00', totalBalance: remain.toFixed(2), status: 'normal' },
+  }, headers(ctx));
+}
+
+export function handleSubscription(ctx: RequestContext): void {
+  const { budget } = keyBudget(ctx);
+  const limit = budget ?? UNLIMITED_USD;
+  sendJson(ctx.res, 200, {
+    object: 'billing_subscription',
+    has_payment_method: true,
+    soft_limit_usd: limit,
+    hard_limit_usd: limit,
+    system_hard_limit_usd: limit,
+    access_until: 0,
+  }, headers(ctx));
+}
+
+function parseDay(v: string | null, param: string): number | null {
+  if (v === null || v === '') return null;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(v)) throw badRequest(`Invalid '${param}': expected YYYY-MM-DD.`, 'invalid_value', param);
+  const [y, m, d] = v.split('-').map(Number);
+  return new Date(y, m - 1, d).getTime();
+}
+
+/** `total_usage` is in cents. Dates are honoured (start inclusive, end exclusive); without them, the budget period. */
+export function handleBillingUsage(ctx: RequestContext, query: URLSearchParams): void {
+  const start = parseDay(query.get('start_date'), 'start_date');
+  const end = parseDay(query.get('end_date'), 'end_date');
+  ctx.deps.store.audit.flush();
+  const from = start ?? periodStart(ctx.key.budgetPeriod ?? 'total');
+  const to = end ?? Date.now() + 1;
+  const spent = spendForKeyBetween(ctx.deps.store.db, ctx.key.id, from, to);
+  sendJson(ctx.res, 200, { object: 'list', total_usage: round(spent * 100, 4) }, headers(ctx));
+}

@@ -1,0 +1,98 @@
+/**
+ * What one call leaves behind: its cost (from the upstream's own usage, or an estimate) and its
+ * audit row. Built up while the request runs and written once, off the hot path, at the end.
+ */
+import type { ProviderSettings } from '../providers/types.ts';
+import { costOf } from '../pricing/cost.ts';
+import type { CallRow } from '../storage/audit-writer.ts';
+import type { StoredKey } from '../storage/keys-repo.ts';
+import type { Usage } from '../usage.ts';
+import type { AttemptRecord } from './attempts.ts';
+import type { GatewayDeps } from './deps.ts';
+import { scrubSecrets } from './scrub.ts';
+
+export type Pricing = 'priced' | 'estimated' | 'unpriced';
+
+export interface Priced {
+  costUsd: number | null;
+  pricing: Pricing;
+}
+
+export function priceUsage(deps: GatewayDeps, provider: ProviderSettings, model: string, usage: Usage): Priced {
+  const price = deps.prices.lookup(provider.type, provider.preset, model);
+  if (!price) return { costUsd: null, pricing: 'unpriced' };
+  return { costUsd: costOf(usage, price), pricing: usage.estimated ? 'estimated' : 'priced' };
+}
+
+export interface CallRecordInit {
+  requestId: string;
+  startedAt: number;
+  startedPerf: number;
+  key: StoredKey | null;
+  endpoint: string;
+  stream: boolean;
+}
+
+export class CallRecord {
+  readonly init: CallRecordInit;
+  modelRequested: string | null = null;
+  model: string | null = null;
+  provider: string | null = null;
+  attempts: AttemptRecord[] = [];
+  usage: Usage | null = null;
+  priced: Priced = { costUsd: null, pricing: 'unpriced' };
+  ttftMs: number | null = null;
+  requestBody: string | null = null;
+  responseBody: string | null = null;
+  secrets: Array<string | null> = [];
+  /** Set by a handler whose response already went out but ended badly (an error event mid-stream). */
+  outcome: { status: number; errorType: string | null; errorMessage: string | null } | null = null;
+
+  key: StoredKey | null;
+  stream: boolean;
+
+  constructor(init: CallRecordInit) {
+    this.init = init;
+    this.key = init.key;
+    this.stream = init.stream;
+  }
+
+  elapsedMs(): number {
+    return Math.round(performance.now() - this.init.startedPerf);
+  }
+
+  toRow(status: number, errorType: string | null, errorMessage: string | null, storeBodies: boolean, priceVersion: string): CallRow {
+    const u = this.usage;
+    const scrub = (t: string | null) => (t === null ? null : scrubSecrets(t, this.secrets));
+    return {
+      id: this.init.requestId,
+      time: this.init.startedAt,
+      keyId: this.key?.id ?? null,
+      keyName: this.key?.name ?? null,
+      endpoint: this.init.endpoint,
+      modelRequested: this.modelRequested,
+      model: this.model,
+      provider: this.provider,
+      status,
+      errorType,
+      errorMessage: scrub(errorMessage),
+      stream: this.stream,
+      inputTokens: u?.inputTokens ?? 0,
+      outputTokens: u?.outputTokens ?? 0,
+      cachedTokens: u?.cacheReadTokens ?? 0,
+      cacheWriteTokens: u?.cacheWriteTokens ?? 0,
+      reasoningTokens: u?.reasoningTokens ?? 0,
+      costUsd: this.priced.costUsd,
+      pricing: this.priced.pricing,
+      priceVersion: this.usage ? priceVersion : null,
+      latencyMs: this.elapsedMs(),
+      ttftMs: this.ttftMs,
+      attempts: this.attempts.length,
+      attemptsJson: JSON.stringify(
+        this.attempts.map((a) => ({ provider: a.provider, model: a.model, status: a.status, error: a.error, duration_ms: a.durationMs })),
+      ),
+      requestBody: storeBodies ? scrub(this.requestBody) : null,
+      responseBody: storeBodies ? scrub(this.responseBody) : null,
+    };
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * `POST /v1/embeddings`. The client's `encoding_format` is honoured whatever the upstream does:
+ * the official Node SDK asks for base64 by default and decodes it unconditionally, so a float array
+ * coming back from an upstream that ignores the field is packed as little-endian float32 here.
+ */
+import { badRequest } from '../errors.ts';
+import type { EmbeddingsResult } from '../providers/types.ts';
+import { formatUsd } from '../pricing/cost.ts';
+import { admit } from './admission.ts';
+import { runAttempts } from './attempts.ts';
+import type { AttemptOutcome } from './attempts.ts';
+import { priceUsage } from './call-record.ts';
+import { successHeaders } from './chat-handler.ts';
+import { countTokens } from './estimate.ts';
+import type { RequestContext } from './request-context.ts';
+import { clientGone } from './request-context.ts';
+import { readJsonBody, sendToProvider, timeoutsFor } from './upstream-call.ts';
+
+function validate(body: Record<string, unknown>): { model: string; texts: string[]; format: 'float' | 'base64' } {
+  if (typeof body.model !== 'string' || body.model === '') throw badRequest('You must provide a model parameter.', 'missing_parameter', 'model');
+  const input = body.input;
+  if (input === undefined || input === null) throw badRequest("Missing required parameter: 'input'.", 'missing_parameter', 'input');
+  if (input === '') throw badRequest("'input' cannot be an empty string.", 'invalid_value', 'input');
+  const ok = typeof input === 'string' || (Array.isArray(input) && input.length > 0 && input.length <= 2048);
+  if (!ok) throw badRequest("Invalid 'input': expected a string or an array of 1 to 2048 strings or token arrays.", 'invalid_type', 'input');
+  const format = body.encoding_format ?? 'float';
+  if (format !== 'float' && format !== 'base64') {
+    throw badRequest("Invalid value for 'encoding_format': expected 'float' or 'base64'.", 'invalid_value', 'encoding_format');
+  }
+  const texts = typeof input === 'string' ? [input] : (input as unknown[]).map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
+  return { model: body.model, texts, format };
+}
+
+const toBase64 = (v: number[]): string => Buffer.from(new Float32Array(v).buffer).toString('base64');
+const fromBase64 = (s: string): number[] => {
+  const b = Buffer.from(s, 'base64');
+  return Array.from(new Float32Array(b.buffer, b.byteOffset, Math.floor(b.length / 4)));
+};
+
+export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
+  const { deps, record } = ctx;
+  const { model, texts, format } = validate(raw);
+  record.modelRequested = model;
+  const admission = admit(ctx, model, { inputTokens: texts.reduce((n, t) => n + countTokens(t), 0), maxOutputTokens: 0 });
+  let cost: number | null = null;
+  try {
+    const timeouts = timeoutsFor(deps, false);
+    const success = await runAttempts<EmbeddingsResult>(
+      deps,
+      admission.candidates,
+      admission.strategy,
+      async (c, apiKey): Promise<AttemptOutcome<EmbeddingsResult>> => {
+        const adapter = c.runtime.adapter;
+        if (!adapter.embeddingsRequest || !adapter.embeddingsResponse) {
+          return { ok: false, failure: { kind: 'http', failure: { status: 404, message: `provider ${c.provider} does not serve embeddings`, type: 'invalid_request_error', code: 'model_not_found' } } };
+        }
+        const callCtx = { provider: c.runtime.settings, model: c.model, apiKey, stream: false };
+        let upstreamReq;
+        try {
+          upstreamReq = adapter.embeddingsRequest(raw, callCtx);
+        } catch (err) {
+          return { ok: false, failure: { kind: 'http', failure: { status: 400, message: (err as Error).message, type: 'invalid_request_error', code: 'invalid_value' } } };
+        }
+        const sent = await sendToProvider(deps, adapter, upstreamReq, timeouts, ctx.abort.signal);
+        if (!sent.ok) return sent;
+        const read = await readJsonBody(sent.res);
+        if (!read.ok) return read;
+        return { ok: true, value: adapter.embeddingsResponse(read.json, callCtx) };
+      },
+      () => clientGone(ctx),
+    );
+    const { candidate, value } = success;
+    record.attempts = success.attempts;
+    record.provider = candidate.provider;
+    record.model = candidate.model;
+    record.secrets.push(success.apiKey);
+
+    const data = Array.isArray(value.body.data) ? (value.body.data as Array<Record<string, unknown>>) : [];
+    for (const item of data) {
+      const e = item.embedding;
+      if (format === 'base64' && Array.isArray(e)) item.embedding = toBase64(e as number[]);
+      else if (format === 'float' && typeof e === 'string') item.embedding = fromBase64(e);
+    }
+    const usage = value.usage ?? { inputTokens: texts.reduce((n, t) => n + countTokens(t), 0), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true };
+    if (!value.usage) value.body.usage = { prompt_tokens: usage.inputTokens, total_tokens: usage.inputTokens };
+    record.usage = usage;
+    record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
+    const headers = successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing);
+    if (record.priced.costUsd !== null) {
+      (value.body.usage as Record<string, unknown>).cost = record.priced.costUsd;
+      headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
+    }
+    deps.limiter.recordTokens(ctx.key.id, usage.inputTokens);
+    cost = record.priced.costUsd;
+    const text = JSON.stringify(value.body);
+    record.responseBody = `{"object":"list","data":[${data.length} embeddings],"usage":${JSON.stringify(value.body.usage)}}`;
+    ctx.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    ctx.res.end(text);
+  } finally {
+    admission.settle(cost);
+  }
+}

@@ -1,0 +1,20 @@
+/** Per-request state shared by the handlers: identity, the audit record and client-abort tracking. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { StoredKey } from '../storage/keys-repo.ts';
+import type { CallRecord } from './call-record.ts';
+import type { GatewayDeps } from './deps.ts';
+
+export interface RequestContext {
+  deps: GatewayDeps;
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+  key: StoredKey;
+  record: CallRecord;
+  /** Aborted when the client closes the connection before we finished; cancels upstream work. */
+  abort: AbortController;
+  /** Headers every response to this key carries (rate-limit state). */
+  baseHeaders: Record<string, string>;
+}
+
+export const clientGone = (ctx: RequestContext): boolean => ctx.abort.signal.aborted;

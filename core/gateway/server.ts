@@ -1,0 +1,179 @@
+/**
+ * The gateway HTTP server: plain `node:http`, one request handler, the hot path kept to auth (a hash
+ * lookup), routing and the provider call. Audit rows are queued and written in batches elsewhere.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GatewayError, notFound } from '../errors.ts';
+import type { CallRow } from '../storage/audit-writer.ts';
+import { AttemptsFailed, ClientGone } from './attempts.ts';
+import { authenticate } from './auth.ts';
+import { handleBalance, handleBillingUsage, handleSubscription, handleUserInfo } from './billing-handler.ts';
+import { CallRecord } from './call-record.ts';
+import { handleChat } from './chat-handler.ts';
+import type { GatewayDeps } from './deps.ts';
+import { handleEmbeddings } from './embeddings-handler.ts';
+import { handleGetModel, handleListModels } from './models-handler.ts';
+import { readJsonObject } from './read-body.ts';
+import type { RequestContext } from './request-context.ts';
+import { newRequestId } from './request-id.ts';
+import { sendError, sendJson } from './respond.ts';
+import { matchRoute, pathExists } from './routes.ts';
+import type { ModelCallRoute, PlainRoute } from './routes.ts';
+import { checkHost, checkOrigin, corsHeaders } from './security.ts';
+
+export interface ServerHooks {
+  /** The admin API (`/admin/*`), mounted by the caller. */
+  admin?: (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, cors: Record<string, string>) => Promise<void>;
+  /** The dashboard page (`/ui`). */
+  ui?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
+  /** Every audit row, as it is queued. */
+  onCall?: (row: CallRow) => void;
+}
+
+export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}): Server {
+  const allowedHosts = new Set(deps.settings.allowedHosts.map((h) => h.toLowerCase()));
+  const corsOrigins = new Set(deps.settings.corsOrigins);
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
+    handle(req, res).catch((err) => {
+      if (!res.headersSent) sendError(res, err);
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = newRequestId();
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
+    let cors: Record<string, string> = {};
+    try {
+      checkHost(req, allowedHosts);
+      const origin = checkOrigin(req, corsOrigins);
+      if (origin) cors = corsHeaders(origin);
+    } catch (err) {
+      req.resume();
+      sendError(res, err, { 'x-request-id': requestId });
+      return;
+    }
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { ...cors, 'x-request-id': requestId });
+      res.end();
+      return;
+    }
+    const method = req.method ?? 'GET';
+    const match = matchRoute(method, path);
+    switch (match.kind) {
+      case 'call':
+        return modelCall(req, res, requestId, match.route, match.endpoint, cors);
+      case 'plain':
+        return plain(req, res, requestId, match.route, match.param, new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)), cors);
+      case 'admin':
+        if (hooks.admin) return hooks.admin(req, res, match.path, new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)), cors);
+        break;
+      case 'ui':
+        if (hooks.ui) return hooks.ui(req, res, match.path);
+        break;
+      case 'health':
+        sendJson(res, 200, { ok: true }, { ...cors, 'x-request-id': requestId });
+        return;
+      case 'none':
+        break;
+    }
+    req.resume();
+    const err = pathExists(path)
+      ? new GatewayError({ status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `${method} is not supported on ${path}.` })
+      : notFound(`Unknown path ${method} ${path}. The gateway serves the OpenAI API under /v1.`);
+    sendError(res, err, { ...cors, 'x-request-id': requestId });
+  }
+
+  function context(req: IncomingMessage, res: ServerResponse, requestId: string, record: CallRecord, cors: Record<string, string>): RequestContext {
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    return { deps, req, res, requestId, key: undefined as never, record, abort, baseHeaders: { ...cors } };
+  }
+
+  async function modelCall(req: IncomingMessage, res: ServerResponse, requestId: string, route: ModelCallRoute, endpoint: string, cors: Record<string, string>): Promise<void> {
+    const record = new CallRecord({ requestId, startedAt: Date.now(), startedPerf: performance.now(), key: null, endpoint, stream: false });
+    const ctx = context(req, res, requestId, record, cors);
+    let status = 200;
+    let errorType: string | null = null;
+    let errorMessage: string | null = null;
+    try {
+      ctx.key = authenticate(req, deps.live);
+      record.key = ctx.key;
+      const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes);
+      record.requestBody = text;
+      record.stream = json.stream === true;
+      if (route === 'chat') await handleChat(ctx, json);
+      else await handleEmbeddings(ctx, json);
+      if (record.outcome) ({ status, errorType, errorMessage } = record.outcome);
+    } catch (err) {
+      if (err instanceof ClientGone || (ctx.abort.signal.aborted && !(err instanceof GatewayError) && !(err instanceof AttemptsFailed))) {
+        status = 499;
+        errorType = 'client_closed';
+        errorMessage = 'The client closed the connection before the response was complete.';
+        if (!res.writableEnded) res.destroy();
+      } else {
+        const failure = err instanceof AttemptsFailed ? err.error : err;
+        if (err instanceof AttemptsFailed) record.attempts = err.attempts;
+        if (!req.complete) req.resume();
+        const ge = sendError(res, failure, { ...ctx.baseHeaders, 'x-request-id': requestId });
+        status = ge.status;
+        errorType = ge.type;
+        errorMessage = ge.message;
+      }
+    } finally {
+      const row = record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion());
+      deps.store.audit.record(row);
+      hooks.onCall?.(row);
+    }
+  }
+
+  async function plain(req: IncomingMessage, res: ServerResponse, requestId: string, route: PlainRoute, param: string | undefined, query: URLSearchParams, cors: Record<string, string>): Promise<void> {
+    req.resume();
+    const record = new CallRecord({ requestId, startedAt: Date.now(), startedPerf: performance.now(), key: null, endpoint: route, stream: false });
+    const ctx = context(req, res, requestId, record, cors);
+    try {
+      ctx.key = authenticate(req, deps.live);
+      switch (route) {
+        case 'models':
+          return handleListModels(ctx);
+        case 'model':
+          return handleGetModel(ctx, param ?? '');
+        case 'balance':
+          return handleBalance(ctx);
+        case 'user-info':
+          return handleUserInfo(ctx);
+        case 'subscription':
+          return handleSubscription(ctx);
+        case 'billing-usage':
+          return handleBillingUsage(ctx, query);
+      }
+    } catch (err) {
+      sendError(res, err, { ...ctx.baseHeaders, 'x-request-id': requestId });
+    }
+  }
+
+  return server;
+}
+
+export async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(err);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+  return server.address() as AddressInfo;
+}

@@ -1,0 +1,300 @@
+/**
+ * Which price applies to a (provider, model) pair. Prices come from the user's overrides, the demo
+ * provider, or the data bundled in `@pydantic/genai-prices` (offline, no network).
+ *
+ * genai-prices matches the model id against every pattern of a provider on each `calcPrice` call
+ * (~19 µs), so each (provider type, preset, model) is resolved once and kept; the hot path is then
+ * one Map lookup. Only a model's time-dependent rates (DeepSeek's off-peak hours, announced price
+ * changes) are re-picked per call, from a short precompiled list.
+ */
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { calcPrice } from '@pydantic/genai-prices';
+import type { ConditionalPrice, ModelInfo, ModelPrice as BundledPrice } from '@pydantic/genai-prices';
+import type { ProviderType } from '../providers/types.ts';
+import type { ModelPrice, UserPrice } from './price.ts';
+
+const DEMO_PRICE: ModelPrice = Object.freeze({
+  inputPerMTok: 1,
+  outputPerMTok: 2,
+  cacheReadPerMTok: null,
+  cacheWritePerMTok: null,
+  source: 'demo',
+});
+const DEMO_MODELS: ReadonlySet<string> = new Set(['demo-chat', 'demo-embedding']);
+
+/** genai-prices ids of our native types. Azure's entry falls back to OpenAI's (and others') models itself. */
+const TYPE_TO_BUNDLED: Partial<Record<ProviderType, string>> = {
+  openai: 'openai',
+  azure: 'azure',
+  anthropic: 'anthropic',
+  gemini: 'google',
+};
+
+/**
+ * Presets over the OpenAI-compatible adapter. `null`: a local server (what runs on the laptop costs
+ * nothing we can know; the user may set a price). Absent (vllm, no preset): unknown host, so the
+ * model name alone decides.
+ */
+const PRESET_TO_BUNDLED: Record<string, string | null> = {
+  openrouter: 'openrouter',
+  deepseek: 'deepseek',
+  groq: 'groq',
+  mistral: 'mistral',
+  together: 'together',
+  xai: 'x-ai',
+  ollama: null,
+  lmstudio: null,
+};
+
+/** Vendor prefixes of `vendor/model` ids whose genai-prices id differs from the prefix. */
+const PREFIX_TO_BUNDLED: Record<string, string> = {
+  xai: 'x-ai',
+  mistralai: 'mistral',
+  gemini: 'google',
+  'google-ai-studio': 'google',
+};
+
+/** Usage with nothing in it: we call calcPrice only for its model matching, never for its arithmetic. */
+const MATCH_ONLY_USAGE = { input_tokens: 0, output_tokens: 0 };
+
+/** Unknown model ids come from clients; a bound keeps a misbehaving script from growing the cache forever. */
+const MAX_CACHED = 10_000;
+
+/** A model whose rates depend on the time of the call, newest rule last (genai-prices' own order). */
+interface Schedule {
+  /** `applies` takes epoch milliseconds; null means the rule has no constraint. */
+  readonly rules: readonly { readonly applies: ((atMs: number) => boolean) | null; readonly price: ModelPrice }[];
+}
+type Resolved = ModelPrice | Schedule | null;
+
+export class PriceBook {
+  #user = new Map<string, ModelPrice>();
+  #cache = new Map<ProviderType, Map<string | null, Map<string, Resolved>>>();
+  #cached = 0;
+  #bundledMatches = 0;
+
+  /**
+   * The price for `model` as served by this provider, or null when nobody knows it (the call is then
+   * recorded `unpriced`). `at` picks time-dependent rates; it defaults to now.
+   */
+  lookup(providerType: ProviderType, preset: string | null, model: string, at?: Date): ModelPrice | null {
+    // Nested maps rather than one joined key: building `${type}|${preset}|${model}` on every call
+    // allocates and rehashes a fresh string, which costs more than the lookups themselves.
+    let byPreset = this.#cache.get(providerType);
+    if (byPreset === undefined) this.#cache.set(providerType, (byPreset = new Map()));
+    let byModel = byPreset.get(preset);
+    if (byModel === undefined) byPreset.set(preset, (byModel = new Map()));
+    let resolved = byModel.get(model);
+    if (resolved === undefined) {
+      resolved = this.#resolve(providerType, preset, model);
+      if (this.#cached >= MAX_CACHED) {
+        this.#clearCache();
+        byModel = new Map();
+        this.#cache.set(providerType, new Map([[preset, byModel]]));
+      }
+      byModel.set(model, resolved);
+      this.#cached++;
+    }
+    if (resolved === null || !('rules' in resolved)) return resolved;
+    return pick(resolved, at === undefined ? Date.now() : at.getTime());
+  }
+
+  /**
+   * Replaces the user's prices (keyed by the exact model id). They win over bundled and demo prices
+   * for every provider serving that id.
+   */
+  setUserPrices(map: Record<string, UserPrice>): void {
+    const next = new Map<string, ModelPrice>();
+    for (const [model, p] of Object.entries(map)) {
+      for (const v of [p.inputPerMTok, p.outputPerMTok, p.cacheReadPerMTok ?? 0, p.cacheWritePerMTok ?? 0]) {
+        if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+          throw new RangeError(`price for ${model}: rates must be finite numbers >= 0`);
+        }
+      }
+      next.set(
+        model,
+        Object.freeze({
+          inputPerMTok: p.inputPerMTok,
+          outputPerMTok: p.outputPerMTok,
+          cacheReadPerMTok: p.cacheReadPerMTok ?? null,
+          cacheWritePerMTok: p.cacheWritePerMTok ?? null,
+          source: 'user' as const,
+        }),
+      );
+    }
+    this.#user = next;
+    this.#clearCache();
+  }
+
+  /** The price data's version, recorded on every usage row so old costs stay explainable. */
+  dataVersion(): string {
+    return bundledDataVersion();
+  }
+
+  /** How many times this book asked genai-prices to match a model (cache misses do; hits must not). */
+  get bundledMatches(): number {
+    return this.#bundledMatches;
+  }
+
+  #clearCache(): void {
+    this.#cache.clear();
+    this.#cached = 0;
+  }
+
+  #resolve(providerType: ProviderType, preset: string | null, model: string): Resolved {
+    const user = this.#user.get(model);
+    if (user) return user;
+    if (providerType === 'demo') return DEMO_MODELS.has(model) ? DEMO_PRICE : null;
+
+    let host: string | null | undefined = TYPE_TO_BUNDLED[providerType];
+    if (providerType === 'openai-compatible' && preset !== null && Object.hasOwn(PRESET_TO_BUNDLED, preset)) {
+      host = PRESET_TO_BUNDLED[preset];
+      if (host === null) return null;
+    }
+
+    if (host) {
+      const own = this.#match(model, host);
+      if (own !== null) return own;
+      // Only a host that resells other vendors' models under `vendor/model` ids (OpenRouter) may borrow
+      // the vendor's price for a model its own list lacks. Groq or Together serving `openai/gpt-oss-120b`
+      // charge their own rates, so borrowing OpenAI's would misstate the cost; for them a prefix
+      // (`models/gemini-2.5-pro`) is only dropped to retry the host's own list.
+      if (host === 'openrouter') return this.#matchVendorPrefixed(model);
+      const slash = model.indexOf('/');
+      return slash > 0 && slash < model.length - 1 ? this.#match(model.slice(slash + 1), host) : null;
+    }
+
+    // Unknown host (vLLM, any --base-url): infer the vendor from the name (`gpt-*` → OpenAI, `claude*` →
+    // Anthropic, `gemini*` → Google, ...) via genai-prices' per-provider model patterns.
+    return this.#match(model, undefined) ?? this.#matchVendorPrefixed(model);
+  }
+
+  /** `anthropic/claude-…`: price the rest with the vendor the prefix names, else by the name alone. */
+  #matchVendorPrefixed(model: string): Resolved {
+    const slash = model.indexOf('/');
+    if (slash <= 0 || slash === model.length - 1) return null;
+    const prefix = model.slice(0, slash).toLowerCase();
+    const rest = model.slice(slash + 1);
+    return this.#match(rest, PREFIX_TO_BUNDLED[prefix] ?? prefix) ?? this.#match(rest, undefined);
+  }
+
+  #match(model: string, providerId: string | undefined): Resolved {
+    this.#bundledMatches++;
+    let info: ModelInfo;
+    try {
+      const found = calcPrice(MATCH_ONLY_USAGE, model, providerId === undefined ? undefined : { providerId });
+      if (found === null) return null;
+      info = found.model;
+    } catch {
+      // calcPrice validates the model's price keys as it computes; a malformed entry is simply unpriced.
+      return null;
+    }
+    return toResolved(info);
+  }
+}
+
+/** Mirrors genai-prices' own rule: the last rule whose constraint holds wins; the first is the fallback. */
+function pick(s: Schedule, atMs: number): ModelPrice {
+  for (let i = s.rules.length - 1; i > 0; i--) {
+    const rule = s.rules[i];
+    if (rule.applies === null || rule.applies(atMs)) return rule.price;
+  }
+  return s.rules[0].price;
+}
+
+function toResolved(info: ModelInfo): Resolved {
+  if (!Array.isArray(info.prices)) return flatten(info.prices);
+  const conditional: ConditionalPrice[] = info.prices;
+  const rules: { applies: ((atMs: number) => boolean) | null; price: ModelPrice }[] = [];
+  for (const c of conditional) {
+    const price = flatten(c.prices);
+    const applies = c.constraint === undefined ? null : compileConstraint(c.constraint);
+    // A rule we cannot price or parse is skipped: better the neighbouring rate than no price at all.
+    if (price !== null && applies !== undefined) rules.push({ applies, price });
+  }
+  if (rules.length === 0) return null;
+  return rules.length === 1 ? rules[0].price : { rules };
+}
+
+/** undefined = a constraint this code does not understand. */
+function compileConstraint(c: NonNullable<ConditionalPrice['constraint']>): ((atMs: number) => boolean) | undefined {
+  if (c.type === 'start_date') {
+    const from = Date.parse(`${c.start_date}T00:00:00Z`);
+    return Number.isNaN(from) ? undefined : (atMs) => atMs >= from;
+  }
+  if (c.type === 'time_of_date') {
+    const start = secondOfDay(c.start_time);
+    const end = secondOfDay(c.end_time);
+    if (start === null || end === null) return undefined;
+    return (atMs) => {
+      const s = (((atMs / 1000) % 86_400) + 86_400) % 86_400;
+      // A window may wrap past midnight (22:00 → 06:00).
+      return end < start ? s >= start || s < end : s >= start && s < end;
+    };
+  }
+  return undefined;
+}
+
+/** "16:30:00Z" or "00:30:00+08:00" → seconds after UTC midnight. */
+function secondOfDay(t: string): number | null {
+  const m = /^(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(Z|([+-])(\d{2}):(\d{2}))$/.exec(t);
+  if (!m) return null;
+  const local = Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]);
+  const offset = m[4] === 'Z' ? 0 : (m[5] === '+' ? 1 : -1) * (Number(m[6]) * 3600 + Number(m[7]) * 60);
+  return (((local - offset) % 86_400) + 86_400) % 86_400;
+}
+
+/**
+ * genai-prices' record → our four rates. Tiered rates (Gemini Pro, Claude Sonnet 4.5 and GPT-5.4+
+ * above ~200k-272k prompt tokens) are flattened to the base tier: the long-context surcharge is
+ * rare and would need the prompt size at lookup time, which the cached price cannot depend on.
+ * Anthropic's separate 1-hour cache-write rate is not used: usage does not say which TTL was written.
+ */
+function flatten(p: BundledPrice): ModelPrice | null {
+  const input = rate(p.input_mtok);
+  const output = rate(p.output_mtok);
+  if (input === undefined && output === undefined) {
+    // `{}` is genai-prices' way of saying free (`:free` variants, moderation). A record that only
+    // has non-token units (audio hours, pages) cannot price tokens at all.
+    const hasOtherUnits = Object.values(p).some((v) => v !== undefined);
+    if (hasOtherUnits) return null;
+  }
+  return Object.freeze({
+    inputPerMTok: input ?? 0,
+    outputPerMTok: output ?? 0,
+    cacheReadPerMTok: rate(p.cache_read_mtok) ?? null,
+    cacheWritePerMTok: rate(p.cache_write_mtok) ?? null,
+    source: 'bundled' as const,
+  });
+}
+
+function rate(v: BundledPrice[string]): number | undefined {
+  if (typeof v === 'number') return v;
+  if (v !== undefined && typeof v.base === 'number') return v.base;
+  return undefined;
+}
+
+const FALLBACK_DATA_VERSION = 'genai-prices@0.1.8';
+let dataVersionMemo: string | null = null;
+
+/**
+ * genai-prices carries no date or version inside its price data: the data is frozen into each
+ * release, so the package version names it. Read from its package.json (its `exports` map hides
+ * the file from `import`), once, on first use, so that constructing a PriceBook costs nothing.
+ */
+function bundledDataVersion(): string {
+  if (dataVersionMemo !== null) return dataVersionMemo;
+  dataVersionMemo = FALLBACK_DATA_VERSION;
+  try {
+    const entry = createRequire(import.meta.url).resolve('@pydantic/genai-prices');
+    const pkg: unknown = JSON.parse(readFileSync(join(dirname(entry), '..', 'package.json'), 'utf8'));
+    if (pkg !== null && typeof pkg === 'object' && 'version' in pkg && typeof pkg.version === 'string') {
+      dataVersionMemo = `genai-prices@${pkg.version}`;
+    }
+  } catch {
+    // Keep the fallback: a missing version must never break billing.
+  }
+  return dataVersionMemo;
+}

@@ -1,0 +1,41 @@
+import type { Usage } from '../../usage.ts';
+import type { AnthropicUsage } from './wire.ts';
+
+const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
+
+/**
+ * Anthropic's `input_tokens` excludes cache reads and writes, while our `inputTokens` follows OpenAI
+ * and includes them; adding them back keeps cost maths and `prompt_tokens` honest.
+ */
+export function fromAnthropicUsage(u: AnthropicUsage | null | undefined): Usage {
+  const cacheRead = count(u?.cache_read_input_tokens);
+  const cacheWrite = count(u?.cache_creation_input_tokens);
+  const output = count(u?.output_tokens);
+  return {
+    inputTokens: count(u?.input_tokens) + cacheRead + cacheWrite,
+    outputTokens: output,
+    cacheReadTokens: cacheRead,
+    cacheWriteTokens: cacheWrite,
+    // Thinking is billed inside `output_tokens`; only newer API versions say how much of it there was.
+    reasoningTokens: Math.min(count(u?.output_tokens_details?.thinking_tokens), output),
+    estimated: false,
+  };
+}
+
+/**
+ * Folds a later usage report into an earlier one. Stream reports are cumulative, so a present
+ * number replaces the old one; a missing or null one (older API versions send only
+ * `output_tokens` in `message_delta`) keeps it.
+ */
+export function mergeAnthropicUsage(prev: AnthropicUsage, next: AnthropicUsage | null | undefined): AnthropicUsage {
+  if (!next) return prev;
+  const pick = (a: number | null | undefined, b: number | null | undefined): number | null | undefined =>
+    typeof b === 'number' ? b : a;
+  return {
+    input_tokens: pick(prev.input_tokens, next.input_tokens),
+    output_tokens: pick(prev.output_tokens, next.output_tokens),
+    cache_creation_input_tokens: pick(prev.cache_creation_input_tokens, next.cache_creation_input_tokens),
+    cache_read_input_tokens: pick(prev.cache_read_input_tokens, next.cache_read_input_tokens),
+    output_tokens_details: next.output_tokens_details ?? prev.output_tokens_details,
+  };
+}

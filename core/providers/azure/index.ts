@@ -1,0 +1,80 @@
+/**
+ * Azure OpenAI. Two shapes: the v1 API (`{endpoint}/openai/v1/...`, model = deployment name, `api-key`
+ * header), used by default, and the classic deployments API
+ * (`{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...`) when the provider's
+ * options carry an `apiVersion`. `options.deployments` maps model ids to deployment names.
+ */
+import { fromOpenAIUsage } from '../../usage.ts';
+import { retryAfterMs } from '../../routing/failure-policy.ts';
+import { joinUrl } from '../base-url.ts';
+import { parseOpenAIError } from '../openai/errors.ts';
+import { openAIChatBody } from '../openai/request.ts';
+import { OpenAIStreamTranslator } from '../openai/stream.ts';
+import type { CallContext, ProviderAdapter, ProviderSettings, UpstreamRequest } from '../types.ts';
+
+function endpointRoot(baseUrl: string): string {
+  // Accept `https://x.openai.azure.com`, `.../openai` or `.../openai/v1`.
+  return baseUrl.replace(/\/+$/, '').replace(/\/openai(\/v1)?$/, '');
+}
+
+function deploymentFor(provider: ProviderSettings, model: string): string {
+  const map = provider.options.deployments;
+  if (map && typeof map === 'object' && typeof (map as Record<string, unknown>)[model] === 'string') {
+    return (map as Record<string, string>)[model];
+  }
+  return model;
+}
+
+const apiVersion = (p: ProviderSettings): string | null => (typeof p.options.apiVersion === 'string' ? p.options.apiVersion : null);
+
+function headers(apiKey: string | null): Record<string, string> {
+  const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (apiKey) h['api-key'] = apiKey;
+  return h;
+}
+
+function azureUrl(ctx: Pick<CallContext, 'provider'>, op: 'chat/completions' | 'embeddings' | 'models', model: string): string {
+  const root = endpointRoot(ctx.provider.baseUrl);
+  const version = apiVersion(ctx.provider);
+  if (version === null) return joinUrl(root, `/openai/v1/${op}`);
+  if (op === 'models') return joinUrl(root, `/openai/models?api-version=${encodeURIComponent(version)}`);
+  const dep = encodeURIComponent(deploymentFor(ctx.provider, model));
+  return joinUrl(root, `/openai/deployments/${dep}/${op}?api-version=${encodeURIComponent(version)}`);
+}
+
+function chatRequest(body: Parameters<ProviderAdapter['chatRequest']>[0], ctx: CallContext): UpstreamRequest {
+  const out = openAIChatBody(body, ctx);
+  // v1 API takes the deployment as `model`; the classic API names it in the path.
+  out.model = deploymentFor(ctx.provider, ctx.model);
+  return { method: 'POST', url: azureUrl(ctx, 'chat/completions', ctx.model), headers: headers(ctx.apiKey), body: JSON.stringify(out) };
+}
+
+export const azureAdapter: ProviderAdapter = {
+  type: 'azure',
+  chatRequest,
+  chatResponse(json) {
+    const body = json as Record<string, unknown>;
+    return { body, usage: fromOpenAIUsage(body.usage) };
+  },
+  chatStream: () => new OpenAIStreamTranslator(),
+  parseError(status, bodyText, h) {
+    const failure = parseOpenAIError(status, bodyText);
+    const wait = retryAfterMs(h);
+    return wait === undefined ? failure : { ...failure, retryAfterMs: wait };
+  },
+  modelsRequest: (ctx) => ({ method: 'GET', url: azureUrl(ctx, 'models', ''), headers: headers(ctx.apiKey) }),
+  parseModels(json) {
+    const data = (json as { data?: unknown })?.data;
+    if (!Array.isArray(data)) return [];
+    return data.map((m) => (m as { id?: unknown })?.id).filter((id): id is string => typeof id === 'string');
+  },
+  embeddingsRequest(body, ctx) {
+    const out: Record<string, unknown> = { ...body, model: deploymentFor(ctx.provider, ctx.model) };
+    delete out.user;
+    return { method: 'POST', url: azureUrl(ctx, 'embeddings', ctx.model), headers: headers(ctx.apiKey), body: JSON.stringify(out) };
+  },
+  embeddingsResponse(json) {
+    const body = json as Record<string, unknown>;
+    return { body, usage: fromOpenAIUsage(body.usage) };
+  },
+};

@@ -1,0 +1,42 @@
+/** OpenAI-compatible request mapping: the body passes through, with the gateway's few rewrites. */
+import { joinUrl } from '../base-url.ts';
+import type { CallContext, ChatRequest, UpstreamRequest } from '../types.ts';
+
+/** Body fields the gateway consumes and never forwards (keys identify end users). */
+const DROPPED_FIELDS = new Set(['user']);
+
+export function openAIHeaders(apiKey: string | null): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  return headers;
+}
+
+/** Whether this provider is known to reject `stream_options` (learned at run time, see chat pipeline). */
+export const rejectsStreamOptions = (ctx: CallContext): boolean => ctx.provider.options.streamOptions === false;
+
+export function openAIChatBody(body: ChatRequest, ctx: CallContext): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k in body) if (!DROPPED_FIELDS.has(k)) out[k] = body[k];
+  out.model = ctx.model;
+  if (ctx.stream) {
+    out.stream = true;
+    if (rejectsStreamOptions(ctx)) delete out.stream_options;
+    else {
+      // Always ask for usage: costs come from the upstream's own count; the client's wish is honoured on the way back.
+      const client = body.stream_options && typeof body.stream_options === 'object' ? body.stream_options : {};
+      out.stream_options = { ...client, include_usage: true };
+    }
+  } else {
+    delete out.stream_options;
+  }
+  return out;
+}
+
+export function openAIChatRequest(body: ChatRequest, ctx: CallContext, path = '/chat/completions'): UpstreamRequest {
+  return {
+    method: 'POST',
+    url: joinUrl(ctx.provider.baseUrl, path),
+    headers: openAIHeaders(ctx.apiKey),
+    body: JSON.stringify(openAIChatBody(body, ctx)),
+  };
+}

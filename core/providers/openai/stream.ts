@@ -1,0 +1,75 @@
+/**
+ * Relays an OpenAI-compatible chat stream. Chunks without a `usage` key pass through byte for byte;
+ * usage is lifted out wherever the upstream put it (its own `choices: []` chunk, the finish chunk,
+ * or `usage: null` on every chunk) so the gateway alone decides what the client sees.
+ */
+import { fromOpenAIUsage } from '../../usage.ts';
+import type { Usage } from '../../usage.ts';
+import type { StreamPiece, StreamTranslator, SseEvent } from '../types.ts';
+import { failureFromErrorObject } from './errors.ts';
+
+interface ChunkShape {
+  id?: unknown;
+  object?: unknown;
+  created?: unknown;
+  model?: unknown;
+  system_fingerprint?: unknown;
+  choices?: Array<{ delta?: { content?: unknown } }>;
+  usage?: unknown;
+  error?: unknown;
+}
+
+export class OpenAIStreamTranslator implements StreamTranslator {
+  private usage: Usage | null = null;
+  private usageChunk: Record<string, unknown> | null = null;
+  private template: Record<string, unknown> | null = null;
+  private ended = false;
+
+  push(ev: SseEvent): StreamPiece[] {
+    if (this.ended) return [];
+    const data = ev.data;
+    if (data === '[DONE]') return this.complete();
+    let chunk: ChunkShape;
+    try {
+      chunk = JSON.parse(data) as ChunkShape;
+    } catch {
+      return [{ kind: 'error', failure: { status: 502, message: 'The provider sent a malformed stream event.', type: 'api_error', code: 'malformed_stream' } }];
+    }
+    if (chunk === null || typeof chunk !== 'object') return [];
+    if (chunk.error) return [{ kind: 'error', failure: failureFromErrorObject(502, chunk.error) }];
+    if (this.template === null) {
+      this.template = { id: chunk.id, object: chunk.object ?? 'chat.completion.chunk', created: chunk.created, model: chunk.model };
+      if (chunk.system_fingerprint !== undefined) this.template.system_fingerprint = chunk.system_fingerprint;
+    }
+    const choices = chunk.choices;
+    const hasUsageKey = 'usage' in chunk;
+    if (hasUsageKey && chunk.usage) {
+      this.usage = fromOpenAIUsage(chunk.usage);
+      this.usageChunk = { ...chunk, choices: [] };
+    }
+    if (!Array.isArray(choices) || choices.length === 0) return [];
+    const text = typeof choices[0]?.delta?.content === 'string' ? (choices[0].delta.content as string) : '';
+    if (!hasUsageKey) return [{ kind: 'chunk', json: data, text }];
+    delete chunk.usage;
+    return [{ kind: 'chunk', json: JSON.stringify(chunk), text }];
+  }
+
+  finish(): StreamPiece[] {
+    if (this.ended) return [];
+    // Some OpenAI-compatible servers close without [DONE]; the content still counts if usage or a finish arrived.
+    return this.complete();
+  }
+
+  private complete(): StreamPiece[] {
+    this.ended = true;
+    const pieces: StreamPiece[] = [];
+    if (this.usage && this.usageChunk) pieces.push({ kind: 'usage', usage: this.usage, chunk: this.usageChunk });
+    pieces.push({ kind: 'end' });
+    return pieces;
+  }
+
+  /** The id/created/model of this stream, for chunks the gateway adds itself. */
+  chunkTemplate(): Record<string, unknown> | null {
+    return this.template;
+  }
+}

@@ -1,0 +1,61 @@
+/** Server settings from `settings.json` in the data home, validated with zod; every field has a default. */
+import { existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+export const settingsSchema = z
+  .object({
+    port: z.number().int().min(0).max(65535).default(4141),
+    host: z.string().min(1).default('127.0.0.1'),
+    /** Extra `Host` names accepted besides loopback ones (DNS-rebinding guard). */
+    allowedHosts: z.array(z.string()).default([]),
+    /** Browser origins allowed by CORS; empty means no CORS at all. */
+    corsOrigins: z.array(z.string()).default([]),
+    bodyLimitBytes: z.number().int().positive().default(50 * 1024 * 1024),
+    timeouts: z
+      .object({
+        connectMs: z.number().int().positive().default(10_000),
+        firstByteStreamMs: z.number().int().positive().default(120_000),
+        firstByteMs: z.number().int().positive().default(600_000),
+        idleMs: z.number().int().positive().default(60_000),
+      })
+      .prefault({}),
+    routing: z
+      .object({
+        strategy: z.enum(['priority', 'cheapest', 'fastest']).default('priority'),
+        maxAttempts: z.number().int().min(1).max(10).default(4),
+        breakerFailures: z.number().int().min(1).default(3),
+        breakerCooldownMs: z.number().int().positive().default(30_000),
+      })
+      .prefault({}),
+    audit: z
+      .object({
+        storeBodies: z.boolean().default(true),
+        retentionDays: z.number().positive().default(90),
+        maxRows: z.number().int().positive().default(1_000_000),
+      })
+      .prefault({}),
+  })
+  .strict();
+
+export type Settings = z.infer<typeof settingsSchema>;
+
+export function loadSettings(file: string, overrides: Partial<Settings> = {}): Settings {
+  let raw: unknown = {};
+  if (existsSync(file)) {
+    try {
+      raw = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  const parsed = settingsSchema.safeParse({ ...(raw as object), ...stripUndefined(overrides) });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${file}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+  }
+  return parsed.data;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,285 @@
+/**
+ * The audit trail's write side. Requests must not wait on disk, so `record` only queues the row; a
+ * timer writes the queue in one transaction per batch at least every `flushIntervalMs`. A graceful
+ * stop calls `close()`, which writes everything; a crash loses at most one interval of rows.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Database } from './db.ts';
+
+export type Pricing = 'priced' | 'estimated' | 'unpriced';
+
+/** One call, as the server reports it; each field maps to the `calls` column of the same name in snake_case. */
+export interface CallRow {
+  /** The x-request-id. */
+  id: string;
+  /** Unix ms when the request arrived. */
+  time: number;
+  /** Null when the request carried no valid key. */
+  keyId: string | null;
+  keyName: string | null;
+  endpoint: string;
+  modelRequested: string | null;
+  /** The resolved model, as the provider names it. */
+  model: string | null;
+  provider: string | null;
+  status: number;
+  errorType: string | null;
+  errorMessage: string | null;
+  stream: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  costUsd: number | null;
+  pricing: Pricing;
+  /** Version of the price data the cost came from. */
+  priceVersion: string | null;
+  latencyMs: number;
+  /** Time to first token, for streams. */
+  ttftMs: number | null;
+  /** How many upstream attempts were made (`x-gateway-attempts`). */
+  attempts: number;
+  /**
+   * Each attempt in order, as a JSON array of `{provider, model, status, error, duration_ms}` (see
+   * `CallAttempt`). Serialised by the caller; stored as given.
+   */
+  attemptsJson: string;
+  /** Already redacted by the caller; capped to `maxBodyBytes` here. */
+  requestBody: string | null;
+  responseBody: string | null;
+}
+
+export interface AuditWriterOptions {
+  flushIntervalMs?: number;
+  /** Rows per transaction; a queue this long is written at once rather than at the next interval. */
+  maxBatch?: number;
+  /** Rows held in memory at most while the database cannot be written; newer rows are dropped beyond it. */
+  maxQueue?: number;
+  maxBodyBytes?: number;
+  /** Told about write failures (the writer never throws from its timer). Defaults to a process warning. */
+  onError?: (error: unknown) => void;
+}
+
+export interface AuditWriterStats {
+  queued: number;
+  written: number;
+  transactions: number;
+  dropped: number;
+}
+
+export type CallRowListener = (row: CallRow) => void;
+
+export const DEFAULT_FLUSH_INTERVAL_MS = 200;
+export const DEFAULT_MAX_BATCH = 500;
+export const DEFAULT_MAX_QUEUE = 50_000;
+export const MAX_BODY_BYTES = 64 * 1024;
+/** Room kept under the cap for the truncation marker, so a stored body never exceeds the cap. */
+const MARKER_RESERVE_BYTES = 64;
+
+type CallColumns = Record<string, string | number | null>;
+
+export class AuditWriter {
+  private readonly flushIntervalMs: number;
+  private readonly maxBatch: number;
+  private readonly maxQueue: number;
+  private readonly maxBodyBytes: number;
+  private readonly onError: (error: unknown) => void;
+  private readonly insert: BetterSqlite3.Statement<[CallColumns], unknown>;
+  private readonly writeBatch: BetterSqlite3.Transaction<(rows: CallRow[]) => void>;
+  private readonly listeners = new Set<CallRowListener>();
+  private queue: CallRow[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
+  private closed = false;
+  private readonly counters = { written: 0, transactions: 0, dropped: 0 };
+
+  constructor(db: Database, options: AuditWriterOptions = {}) {
+    this.flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
+    this.maxBatch = Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH);
+    this.maxQueue = Math.max(this.maxBatch, options.maxQueue ?? DEFAULT_MAX_QUEUE);
+    this.maxBodyBytes = Math.max(MARKER_RESERVE_BYTES * 2, options.maxBodyBytes ?? MAX_BODY_BYTES);
+    this.onError = options.onError ?? ((error) => process.emitWarning(`audit write failed: ${String(error)}`));
+    this.insert = db.prepare<[CallColumns], unknown>(
+      `INSERT INTO calls (id, time, key_id, key_name, endpoint, model_requested, model, provider, status, error_type,
+         error_message, stream, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens,
+         cost_usd, pricing, price_version, latency_ms, ttft_ms, attempts, attempts_json, request_body, response_body)
+       VALUES (@id, @time, @key_id, @key_name, @endpoint, @model_requested, @model, @provider, @status, @error_type,
+         @error_message, @stream, @input_tokens, @output_tokens, @cached_tokens, @cache_write_tokens, @reasoning_tokens,
+         @cost_usd, @pricing, @price_version, @latency_ms, @ttft_ms, @attempts, @attempts_json, @request_body, @response_body)`,
+    );
+    this.writeBatch = db.transaction((rows: CallRow[]) => {
+      for (const row of rows) this.insert.run(this.toColumns(row));
+    });
+  }
+
+  /** Queues a row and tells listeners; O(1), no I/O. The row must not be mutated afterwards. */
+  record(row: CallRow): void {
+    if (this.closed || this.queue.length >= this.maxQueue) {
+      this.counters.dropped++;
+      this.onError(new Error(this.closed ? `audit writer closed; call ${row.id} not recorded` : `audit queue full; call ${row.id} not recorded`));
+      return;
+    }
+    this.queue.push(row);
+    for (const listener of this.listeners) {
+      try {
+        listener(row);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+    if (this.queue.length >= this.maxBatch) this.scheduleImmediateFlush();
+    else this.scheduleFlush();
+  }
+
+  /** Listeners (the admin SSE stream) see each row as queued, bodies not yet capped. Returns an unsubscribe. */
+  onRow(listener: CallRowListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Writes every queued row now, `maxBatch` rows per transaction. If the database stays locked past the
+   * busy timeout, unwritten rows go back to the queue for the next try. Returns the rows written.
+   */
+  flush(): number {
+    this.clearTimers();
+    let written = 0;
+    while (this.queue.length > 0) {
+      const batch = this.queue.length <= this.maxBatch ? this.queue : this.queue.slice(0, this.maxBatch);
+      this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
+      try {
+        this.writeBatch.immediate(batch);
+        this.counters.transactions++;
+        written += batch.length;
+      } catch (error) {
+        if (isLockError(error)) {
+          this.queue = batch.concat(this.queue);
+          this.onError(error);
+          if (!this.closed) this.scheduleFlush();
+          break;
+        }
+        // A row the database refuses must not take the rest of its batch down with it.
+        written += this.writeOneByOne(batch);
+      }
+    }
+    this.counters.written += written;
+    return written;
+  }
+
+  /** Writes what is queued and stops; later `record` calls are dropped. Does not close the database. */
+  close(): void {
+    this.flush();
+    this.closed = true;
+    this.clearTimers();
+    this.listeners.clear();
+  }
+
+  stats(): AuditWriterStats {
+    return { queued: this.queue.length, ...this.counters };
+  }
+
+  private writeOneByOne(rows: CallRow[]): number {
+    let written = 0;
+    for (const row of rows) {
+      try {
+        this.insert.run(this.toColumns(row));
+        this.counters.transactions++;
+        written++;
+      } catch (error) {
+        this.counters.dropped++;
+        this.onError(error);
+      }
+    }
+    return written;
+  }
+
+  private scheduleFlush(): void {
+    if (this.timer !== null || this.immediate !== null) return;
+    this.timer = setTimeout(() => this.flushFromTimer(), this.flushIntervalMs);
+    // The writer must never keep a finished process alive; shutdown paths call close().
+    this.timer.unref();
+  }
+
+  private scheduleImmediateFlush(): void {
+    if (this.immediate !== null) return;
+    this.immediate = setImmediate(() => this.flushFromTimer());
+    this.immediate.unref();
+  }
+
+  private flushFromTimer(): void {
+    this.timer = null;
+    this.immediate = null;
+    try {
+      this.flush();
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  private clearTimers(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.immediate !== null) clearImmediate(this.immediate);
+    this.timer = null;
+    this.immediate = null;
+  }
+
+  private toColumns(row: CallRow): CallColumns {
+    return {
+      id: row.id,
+      time: int(row.time),
+      key_id: row.keyId,
+      key_name: row.keyName,
+      endpoint: row.endpoint,
+      model_requested: row.modelRequested,
+      model: row.model,
+      provider: row.provider,
+      status: int(row.status),
+      error_type: row.errorType,
+      error_message: row.errorMessage,
+      stream: row.stream ? 1 : 0,
+      input_tokens: int(row.inputTokens),
+      output_tokens: int(row.outputTokens),
+      cached_tokens: int(row.cachedTokens),
+      cache_write_tokens: int(row.cacheWriteTokens),
+      reasoning_tokens: int(row.reasoningTokens),
+      cost_usd: typeof row.costUsd === 'number' && Number.isFinite(row.costUsd) ? row.costUsd : null,
+      pricing: row.pricing,
+      price_version: row.priceVersion,
+      latency_ms: int(row.latencyMs),
+      ttft_ms: row.ttftMs == null ? null : int(row.ttftMs),
+      attempts: int(row.attempts),
+      attempts_json: typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
+      request_body: truncateBody(row.requestBody, this.maxBodyBytes),
+      response_body: truncateBody(row.responseBody, this.maxBodyBytes),
+    };
+  }
+}
+
+/**
+ * Caps a body at `maxBytes` of UTF-8 (marker included), cutting on a character boundary and saying how
+ * much was cut, e.g. `…[truncated 1234 bytes]`.
+ */
+export function truncateBody(body: string | null, maxBytes: number = MAX_BODY_BYTES): string | null {
+  if (body === null) return null;
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short strings need no byte count.
+  if (body.length * 3 <= maxBytes) return body;
+  const totalBytes = Buffer.byteLength(body, 'utf8');
+  if (totalBytes <= maxBytes) return body;
+  const budget = maxBytes - MARKER_RESERVE_BYTES;
+  // Every UTF-16 unit is at least one byte, so the first `budget` units hold at least `budget` bytes.
+  const head = Buffer.from(body.slice(0, budget), 'utf8');
+  let cut = Math.min(budget, head.length);
+  // Step back off UTF-8 continuation bytes (10xxxxxx) so no character is split.
+  while (cut > 0 && cut < head.length && (head[cut] & 0xc0) === 0x80) cut--;
+  return `${head.subarray(0, cut).toString('utf8')}…[truncated ${totalBytes - cut} bytes]`;
+}
+
+function int(value: number): number {
+  return Number.isFinite(value) ? Math.round(value) : 0;
+}
+
+function isLockError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}

@@ -1,0 +1,148 @@
+/**
+ * The schema, as numbered migrations. Migration N brings a database from `user_version` N-1 to N.
+ * Append new migrations; never edit one that has shipped (existing files already ran it).
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE keys (
+        id            TEXT PRIMARY KEY,
+        name          TEXT NOT NULL,
+        hash          TEXT NOT NULL UNIQUE,   -- hex sha256 of the full secret; the secret is never stored
+        prefix        TEXT NOT NULL,          -- first 10 characters, for display
+        state         TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'disabled', 'deleted')),
+        created_at    INTEGER NOT NULL,
+        rotated_at    INTEGER,
+        deleted_at    INTEGER,
+        budget_usd    REAL CHECK (budget_usd IS NULL OR budget_usd >= 0),
+        budget_period TEXT CHECK (budget_period IN ('total', 'daily', 'monthly')),
+        rpm           INTEGER CHECK (rpm IS NULL OR rpm > 0),
+        tpm           INTEGER CHECK (tpm IS NULL OR tpm > 0),
+        models        TEXT,                   -- JSON array allow-list, NULL = any model
+        CHECK ((budget_usd IS NULL) = (budget_period IS NULL))
+      ) STRICT;
+      -- Deleted keys stay for the audit trail, so a name is unique only among the others.
+      CREATE UNIQUE INDEX keys_live_name ON keys (name) WHERE state <> 'deleted';
+
+      -- Non-secret settings only: provider keys live in the OS keychain or an env var.
+      CREATE TABLE providers (
+        name       TEXT PRIMARY KEY,
+        type       TEXT NOT NULL,
+        preset     TEXT,
+        base_url   TEXT NOT NULL,
+        models     TEXT,                      -- JSON array, NULL = discover from the provider
+        priority   INTEGER NOT NULL DEFAULT 100,
+        key_env    TEXT,
+        key_source TEXT NOT NULL CHECK (key_source IN ('keychain', 'env', 'none')),
+        options    TEXT NOT NULL DEFAULT '{}', -- JSON object
+        seq        INTEGER NOT NULL UNIQUE,   -- insertion order, breaks priority ties
+        created_at INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE provider_models (
+        provider      TEXT NOT NULL REFERENCES providers (name) ON DELETE CASCADE ON UPDATE CASCADE,
+        model         TEXT NOT NULL,
+        discovered_at INTEGER NOT NULL,
+        PRIMARY KEY (provider, model)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE aliases (
+        name     TEXT PRIMARY KEY,
+        targets  TEXT NOT NULL,               -- JSON array of {provider, model}, in order
+        strategy TEXT NOT NULL DEFAULT 'priority' CHECK (strategy IN ('priority', 'cheapest', 'fastest'))
+      ) STRICT;
+
+      -- Prices the user set; they take precedence over the bundled price data.
+      CREATE TABLE prices (
+        model                TEXT PRIMARY KEY,
+        input_per_mtok       REAL NOT NULL CHECK (input_per_mtok >= 0),
+        output_per_mtok      REAL NOT NULL CHECK (output_per_mtok >= 0),
+        cache_read_per_mtok  REAL CHECK (cache_read_per_mtok IS NULL OR cache_read_per_mtok >= 0),
+        cache_write_per_mtok REAL CHECK (cache_write_per_mtok IS NULL OR cache_write_per_mtok >= 0),
+        updated_at           INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE meta (
+        k TEXT PRIMARY KEY,
+        v ANY
+      ) STRICT;
+      INSERT INTO meta (k, v) VALUES ('config_version', 0);
+
+      -- One row per call. No foreign key to keys: an audit write must never fail on a key's state.
+      CREATE TABLE calls (
+        id                 TEXT PRIMARY KEY,  -- the x-request-id
+        time               INTEGER NOT NULL,  -- unix ms
+        key_id             TEXT,
+        key_name           TEXT,
+        endpoint           TEXT NOT NULL,
+        model_requested    TEXT,
+        model              TEXT,
+        provider           TEXT,
+        status             INTEGER NOT NULL,
+        error_type         TEXT,
+        error_message      TEXT,
+        stream             INTEGER NOT NULL DEFAULT 0,
+        input_tokens       INTEGER NOT NULL DEFAULT 0,
+        output_tokens      INTEGER NOT NULL DEFAULT 0,
+        cached_tokens      INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+        cost_usd           REAL,
+        pricing            TEXT NOT NULL CHECK (pricing IN ('priced', 'estimated', 'unpriced')),
+        price_version      TEXT,
+        latency_ms         INTEGER NOT NULL,
+        ttft_ms            INTEGER,
+        attempts           INTEGER NOT NULL DEFAULT 0,
+        attempts_json      TEXT NOT NULL DEFAULT '[]',
+        request_body       TEXT,
+        response_body      TEXT
+      ) STRICT;
+      CREATE INDEX calls_time ON calls (time);
+      -- Covers budget checks (SUM(cost_usd) for one key since a time) without touching the table.
+      CREATE INDEX calls_key_time ON calls (key_id, time, cost_usd);
+    `,
+  },
+];
+
+/** The newest schema this code knows. */
+export const SCHEMA_VERSION: number = MIGRATIONS.length === 0 ? 0 : MIGRATIONS[MIGRATIONS.length - 1].version;
+
+export function readSchemaVersion(db: BetterSqlite3.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Applies every migration newer than the file, each in its own IMMEDIATE transaction together with its
+ * `user_version` bump, so a crash leaves the file at a whole version. The version is re-read inside
+ * the transaction: when two processes open a fresh file at once, the second one skips what the first
+ * applied instead of failing on "table already exists". Returns the versions applied.
+ */
+export function applyMigrations(db: BetterSqlite3.Database, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    if (readSchemaVersion(db) >= migration.version) continue;
+    const apply = db.transaction(() => {
+      const current = readSchemaVersion(db);
+      if (current >= migration.version) return;
+      if (current !== migration.version - 1) {
+        throw new Error(`migration ${migration.version} expects schema version ${migration.version - 1}, found ${current}`);
+      }
+      db.exec(migration.sql);
+      // PRAGMA takes no bound parameters; the version is an integer from our own table.
+      db.pragma(`user_version = ${Math.trunc(migration.version)}`);
+      applied.push(migration.version);
+    });
+    apply.immediate();
+  }
+  return applied;
+}

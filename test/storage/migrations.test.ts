@@ -1,0 +1,88 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, StorageError } from '../../core/storage/db.ts';
+import { applyMigrations, MIGRATIONS, readSchemaVersion, SCHEMA_VERSION } from '../../core/storage/migrations.ts';
+import { readConfigVersion } from '../../core/storage/config-version.ts';
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'gw-migrations-'));
+  file = path.join(dir, 'gateway.db');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const tableNames = (db: BetterSqlite3.Database): string[] =>
+  db.prepare<[], string>(`SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`).pluck().all();
+
+describe('openDatabase', () => {
+  it('creates the schema, sets user_version and the pragmas', () => {
+    const db = openDatabase(file);
+    expect(readSchemaVersion(db)).toBe(SCHEMA_VERSION);
+    expect(tableNames(db)).toEqual(['aliases', 'calls', 'keys', 'meta', 'prices', 'provider_models', 'providers']);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('auto_vacuum', { simple: true })).toBe(2); // INCREMENTAL
+    expect(readConfigVersion(db)).toBe(0);
+    db.close();
+  });
+
+  it('is idempotent: reopening applies nothing and keeps data', () => {
+    const first = openDatabase(file);
+    first.prepare(`UPDATE meta SET v = 7 WHERE k = 'config_version'`).run();
+    first.close();
+    const second = openDatabase(file);
+    expect(readSchemaVersion(second)).toBe(SCHEMA_VERSION);
+    expect(readConfigVersion(second)).toBe(7);
+    expect(applyMigrations(second)).toEqual([]);
+    second.close();
+  });
+
+  it.skipIf(process.platform === 'win32')('creates the file readable only by the user', () => {
+    openDatabase(file).close();
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses a database from a newer gateway, with a message saying what to do', () => {
+    const db = openDatabase(file);
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    let error: unknown;
+    try {
+      openDatabase(file);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(StorageError);
+    expect((error as StorageError).code).toBe('schema_too_new');
+    expect((error as StorageError).message).toMatch(/newer gateway.*Upgrade gateway/);
+  });
+});
+
+describe('migrations', () => {
+  it('are numbered 1..n without gaps', () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
+  });
+
+  it('apply each in its own transaction: a failing one leaves the previous version intact', () => {
+    const db = new BetterSqlite3(file);
+    const migrations = [
+      { version: 1, name: 'one', sql: 'CREATE TABLE a (x INTEGER);' },
+      { version: 2, name: 'two', sql: 'CREATE TABLE b (x INTEGER); CREATE TABLE broken (;' },
+    ];
+    expect(() => applyMigrations(db, migrations)).toThrow();
+    expect(readSchemaVersion(db)).toBe(1);
+    expect(tableNames(db)).toEqual(['a']);
+    const fixed = [migrations[0], { version: 2, name: 'two', sql: 'CREATE TABLE b (x INTEGER);' }];
+    expect(applyMigrations(db, fixed)).toEqual([2]);
+    expect(applyMigrations(db, fixed)).toEqual([]);
+    expect(readSchemaVersion(db)).toBe(2);
+    db.close();
+  });
+});
