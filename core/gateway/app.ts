@@ -138,7 +138,12 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
 
   const discovery = opts.skipDiscovery
     ? Promise.resolve([])
-    : refreshProviderModels(store, providerKeys, transport).catch(() => [] as RefreshResult[]);
+    : refreshProviderModels(store, providerKeys, transport, undefined, (p) => (p.type === 'demo' ? (demo?.baseUrl ?? p.baseUrl) : p.baseUrl))
+        .catch(() => [] as RefreshResult[])
+        .then((r) => {
+          live.reloadIfChanged();
+          return r;
+        });
 
   const retention = () => {
     try {

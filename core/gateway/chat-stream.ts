@@ -145,11 +145,14 @@ async function firstEvent(res: UpstreamResponse, translator: StreamTranslator): 
     } else {
       for (const ev of parser.push(r.value)) pieces.push(...translator.push(ev));
     }
+    let good = false;
     for (const p of pieces) {
-      if (p.kind === 'error') return fail(p.failure.status >= 400 ? p.failure.status : 502, p.failure.message);
+      if (!good && p.kind === 'error') return fail(p.failure.status >= 400 ? p.failure.status : 502, p.failure.message);
+      // Everything read with the first good chunk is kept: later pieces of this read (even [DONE]) belong to the relay.
       pending.push(p);
-      if (p.kind === 'chunk') return { ok: true, value: { res, it, parser, translator, pending } };
+      if (p.kind === 'chunk') good = true;
     }
+    if (good) return { ok: true, value: { res, it, parser, translator, pending } };
     if (r.done) return fail(502, 'the stream ended before any content');
   }
 }

@@ -3,9 +3,13 @@
  * provider, or the data bundled in `@pydantic/genai-prices` (offline, no network).
  *
  * genai-prices matches the model id against every pattern of a provider on each `calcPrice` call
- * (~19 µs), so each (provider type, preset, model) is resolved once and kept; the hot path is then
- * one Map lookup. Only a model's time-dependent rates (DeepSeek's off-peak hours, announced price
- * changes) are re-picked per call, from a short precompiled list.
+ * (tens of µs warm, hundreds on a model's first call), so each (provider type, preset, model) is
+ * resolved once and kept; the hot path is then a few Map lookups (~100 ns). Only a model's
+ * time-dependent rates (DeepSeek's off-peak hours, announced price changes) are re-picked per call,
+ * from a short precompiled list.
+ *
+ * The preset mapping is kept here rather than read from `providers/presets.ts`: pricing needs to
+ * tell a local server (ollama, lmstudio: unpriced) from an unknown host (vllm: infer from the name).
  */
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
