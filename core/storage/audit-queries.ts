@@ -211,12 +211,12 @@ export function spendForKeyBetween(db: Database, keyId: string, fromMs: number, 
 
 /** Spend of all keys today and this month; the caller picks the local-time starts. */
 export function spendTotals(db: Database, range: { todayStartMs: number; monthStartMs: number }): SpendTotals {
-  const row = prepared<[number, number], { today: number; month: number }>(
+  const row = prepared<[{ today: number; month: number }], { today: number; month: number }>(
     db,
-    `SELECT TOTAL(CASE WHEN time >= ?1 THEN cost_usd END) AS today,
-            TOTAL(CASE WHEN time >= ?2 THEN cost_usd END) AS month
-     FROM calls WHERE time >= MIN(?1, ?2)`,
-  ).get(range.todayStartMs, range.monthStartMs);
+    `SELECT TOTAL(CASE WHEN time >= @today THEN cost_usd END) AS today,
+            TOTAL(CASE WHEN time >= @month THEN cost_usd END) AS month
+     FROM calls WHERE time >= MIN(@today, @month)`,
+  ).get({ today: range.todayStartMs, month: range.monthStartMs });
   return { todayUsd: row?.today ?? 0, monthUsd: row?.month ?? 0 };
 }
 

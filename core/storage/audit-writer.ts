@@ -77,7 +77,14 @@ export const MAX_BODY_BYTES = 64 * 1024;
 /** Room kept under the cap for the truncation marker, so a stored body never exceeds the cap. */
 const MARKER_RESERVE_BYTES = 64;
 
-type CallColumns = Record<string, string | number | null>;
+/** The `calls` columns in insert order. Bound positionally: named binding cost ~10 µs more per row here. */
+const CALL_COLUMNS = [
+  'id', 'time', 'key_id', 'key_name', 'endpoint', 'model_requested', 'model', 'provider', 'status', 'error_type',
+  'error_message', 'stream', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens',
+  'cost_usd', 'pricing', 'price_version', 'latency_ms', 'ttft_ms', 'attempts', 'attempts_json', 'request_body', 'response_body',
+] as const;
+type CallColumns = Record<(typeof CALL_COLUMNS)[number], string | number | null>;
+type CallValues = (string | number | null)[];
 
 export class AuditWriter {
   private readonly flushIntervalMs: number;
@@ -85,7 +92,7 @@ export class AuditWriter {
   private readonly maxQueue: number;
   private readonly maxBodyBytes: number;
   private readonly onError: (error: unknown) => void;
-  private readonly insert: BetterSqlite3.Statement<[CallColumns], unknown>;
+  private readonly insert: BetterSqlite3.Statement<CallValues, unknown>;
   private readonly writeBatch: BetterSqlite3.Transaction<(rows: CallRow[]) => void>;
   private readonly listeners = new Set<CallRowListener>();
   private queue: CallRow[] = [];
@@ -100,16 +107,11 @@ export class AuditWriter {
     this.maxQueue = Math.max(this.maxBatch, options.maxQueue ?? DEFAULT_MAX_QUEUE);
     this.maxBodyBytes = Math.max(MARKER_RESERVE_BYTES * 2, options.maxBodyBytes ?? MAX_BODY_BYTES);
     this.onError = options.onError ?? ((error) => process.emitWarning(`audit write failed: ${String(error)}`));
-    this.insert = db.prepare<[CallColumns], unknown>(
-      `INSERT INTO calls (id, time, key_id, key_name, endpoint, model_requested, model, provider, status, error_type,
-         error_message, stream, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens,
-         cost_usd, pricing, price_version, latency_ms, ttft_ms, attempts, attempts_json, request_body, response_body)
-       VALUES (@id, @time, @key_id, @key_name, @endpoint, @model_requested, @model, @provider, @status, @error_type,
-         @error_message, @stream, @input_tokens, @output_tokens, @cached_tokens, @cache_write_tokens, @reasoning_tokens,
-         @cost_usd, @pricing, @price_version, @latency_ms, @ttft_ms, @attempts, @attempts_json, @request_body, @response_body)`,
+    this.insert = db.prepare<CallValues, unknown>(
+      `INSERT INTO calls (${CALL_COLUMNS.join(', ')}) VALUES (${CALL_COLUMNS.map(() => '?').join(', ')})`,
     );
     this.writeBatch = db.transaction((rows: CallRow[]) => {
-      for (const row of rows) this.insert.run(this.toColumns(row));
+      for (const row of rows) this.insertRow(row);
     });
   }
 
@@ -183,7 +185,7 @@ export class AuditWriter {
     let written = 0;
     for (const row of rows) {
       try {
-        this.insert.run(this.toColumns(row));
+        this.insertRow(row);
         this.counters.transactions++;
         written++;
       } catch (error) {
@@ -222,6 +224,11 @@ export class AuditWriter {
     if (this.immediate !== null) clearImmediate(this.immediate);
     this.timer = null;
     this.immediate = null;
+  }
+
+  private insertRow(row: CallRow): void {
+    const columns = this.toColumns(row);
+    this.insert.run(...CALL_COLUMNS.map((name) => columns[name]));
   }
 
   private toColumns(row: CallRow): CallColumns {
