@@ -692,7 +692,7 @@ describe('gemini chatStream', () => {
     const t = geminiAdapter.chatStream(streamCtx());
     const pieces = [
       ...t.push(sse({ candidates: [{ content: { parts: [{ text: 'Sure' }] } }], responseId: 'h' })),
-      ...t.push(sse({ candidates: [{ content: { parts: [{ functionCall: { name: 'lookup', args: { q: 'x' } } }] }, finishReason: 'STOP' }] })),
+      ...t.push(sse({ candidates: [{ content: { parts: [{ functionCall: { name: 'lookup', args: { q: 'x' } }, thoughtSignature: 'c2ln' }] }, finishReason: 'STOP' }] })),
       ...t.finish(),
     ];
     const lines = pieces.flatMap((p) => (p.kind === 'chunk' ? [p.json] : p.kind === 'usage' ? [JSON.stringify(p.chunk)] : []));
@@ -705,7 +705,12 @@ describe('gemini chatStream', () => {
     const final = await ChatCompletionStream.fromReadableStream(readable).finalChatCompletion();
     expect(final.choices[0].finish_reason).toBe('tool_calls');
     expect(final.choices[0].message.content).toBe('Sure');
-    expect(final.choices[0].message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } });
+    // The signature survives accumulation, so a client replaying this message hands it back.
+    expect(final.choices[0].message.tool_calls?.[0]).toMatchObject({
+      type: 'function',
+      function: { name: 'lookup', arguments: '{"q":"x"}' },
+      extra_content: { google: { thought_signature: 'c2ln' } },
+    });
   });
 
   it('reports a stream that closes before any finishReason', () => {
