@@ -17,6 +17,7 @@ const optsSchema = z.object({
 });
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+const isLoopback = (host: string): boolean => LOOPBACK.has(host.toLowerCase()) || /^(::ffff:)?127\.\d+\.\d+\.\d+$/i.test(host);
 
 export function registerStart(program: Command): void {
   program
@@ -31,9 +32,6 @@ export function registerStart(program: Command): void {
       if (!parsed.success) throw usageError(`--${String(parsed.error.issues[0]?.path[0])}: ${parsed.error.issues[0]?.message}`);
       const o = parsed.data;
       const home = dataHome();
-      if (o.host && !LOOPBACK.has(o.host)) {
-        note(`Warning: listening on ${o.host} lets other machines reach the gateway; every call still needs a gateway key.`);
-      }
       let gw: RunningGateway;
       try {
         gw = await startGateway({ home, port: o.port, host: o.host, demo: o.demo });
@@ -46,6 +44,13 @@ export function registerStart(program: Command): void {
         throw err;
       }
       writeServerState(home, { url: gw.url, baseUrl: gw.baseUrl, pid: process.pid, startedAt: new Date().toISOString() });
+      // Judged on the address actually bound, so a non-loopback "host" in settings.json warns as well as --host.
+      if (!isLoopback(gw.host)) {
+        note(
+          `Warning: listening on ${gw.host}, not loopback: other machines can reach the gateway. Every call still needs a gateway key, ` +
+            'and requests must name this machine by a loopback name or one listed in "allowedHosts" in settings.json.',
+        );
+      }
 
       note(`gateway listening on ${gw.baseUrl}`);
       if (gw.createdKey) {

@@ -64,6 +64,9 @@ function keySummaries(deps: GatewayDeps) {
 }
 
 function providerSummaries(deps: GatewayDeps) {
+  const spendSince = (since: number) => new Map(usageSummary(deps.store.db, { by: 'provider', since }).map((r) => [r.group, r.cost_usd]));
+  const today = spendSince(dayStart());
+  const month = spendSince(monthStart());
   return deps.live.providers.map((p) => {
     const b = deps.breaker.snapshotOf(p.settings.name);
     return {
@@ -74,6 +77,8 @@ function providerSummaries(deps: GatewayDeps) {
       priority: p.settings.priority,
       models: [...p.models],
       key_source: p.settings.keySource,
+      spent_today_usd: today.get(p.settings.name) ?? 0,
+      spent_month_usd: month.get(p.settings.name) ?? 0,
       health: b ? b.state : 'closed',
       consecutive_failures: b?.consecutiveFailures ?? 0,
       next_probe_at: b?.nextProbeAt ?? null,
@@ -153,6 +158,7 @@ function streamEvents(req: IncomingMessage, res: ServerResponse, headers: Record
     clearInterval(ping);
     listeners.delete(onRow);
   };
-  req.on('close', stop);
+  // Only the response's 'close' means the subscriber left: a GET request's own 'close' fires as soon as
+  // its (empty) body has been read, which would unsubscribe every client at once.
   res.on('close', stop);
 }

@@ -22,7 +22,8 @@ export function hostName(hostHeader: string): string {
 export function isAllowedHost(hostHeader: string | undefined, allowed: ReadonlySet<string>): boolean {
   if (!hostHeader) return false;
   const name = hostName(hostHeader);
-  return LOOPBACK_HOSTS.has(name) || name.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(name) || allowed.has(name);
+  // A configured entry may be a bare name ("gateway.lan") or a name with its port ("gateway.lan:4141").
+  return LOOPBACK_HOSTS.has(name) || name.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(name) || allowed.has(name) || allowed.has(hostHeader.trim().toLowerCase());
 }
 
 export function checkHost(req: IncomingMessage, allowed: ReadonlySet<string>): void {
@@ -45,13 +46,15 @@ export function originAllowed(origin: string, req: IncomingMessage, corsOrigins:
   }
 }
 
+/** Throws on a refused Origin; returns the origin to send CORS headers to, or null for none. */
 export function checkOrigin(req: IncomingMessage, corsOrigins: ReadonlySet<string>): string | null {
   const origin = req.headers.origin;
   if (origin === undefined) return null;
   if (!originAllowed(origin, req, corsOrigins)) {
     throw forbidden(`Origin "${origin}" is not allowed. Add it to "corsOrigins" in settings.json to let that page call the gateway.`, 'origin_not_allowed');
   }
-  return origin;
+  // Our own page is same-origin and needs no CORS headers: only configured origins get them.
+  return corsOrigins.has(origin) || corsOrigins.has('*') ? origin : null;
 }
 
 export function corsHeaders(origin: string): Record<string, string> {
