@@ -36,7 +36,13 @@ async function testOne(p: ProviderSettings, keys: ProviderKeys, transport: Trans
   const models = p.models ?? (listed.ok ? listed.models : served);
   const chatModel = models.find((m) => !/embed|whisper|tts|dall-e|image|moderation|audio|rerank/i.test(m));
   if (!chatModel) {
-    if (!listed.ok) return { ...base, ok: false, verdict: `not reachable or key refused: ${listed.error}.` };
+    if (!listed.ok) {
+      // An HTTP status means the provider answered: it is reachable, and the status says what is wrong.
+      const status = /^HTTP (\d{3})\b/.exec(listed.error)?.[1];
+      if (status === '401' || status === '403') return { ...base, ok: false, verdict: `reachable, but the key was refused (${listed.error}).` };
+      if (status) return { ...base, ok: false, verdict: `reachable, but listing its models failed (${listed.error}); add them with --models to try a call.` };
+      return { ...base, ok: false, verdict: `not reachable: ${listed.error}.` };
+    }
     return { ...base, ok: listed.ok, verdict: `reachable and the key works, but it lists no chat model to try.` };
   }
   const adapter = adapterFor(p.type);
@@ -52,11 +58,20 @@ async function testOne(p: ProviderSettings, keys: ProviderKeys, transport: Trans
       const what = res.status === 401 || res.status === 403 ? 'reachable, but the key was refused' : `reachable, but a tiny call to ${chatModel} failed`;
       return { ...base, model: chatModel, latency_ms: latency, ok: false, verdict: `${what} (HTTP ${res.status}: ${scrubSecrets(f.message, [apiKey])}).` };
     }
-    adapter.chatResponse(JSON.parse(text), ctx);
-    return { ...base, model: chatModel, latency_ms: latency, ok: true, verdict: `reachable, key accepted, a tiny call to ${chatModel} answered in ${latency} ms.` };
+    try {
+      adapter.chatResponse(JSON.parse(text), ctx);
+    } catch (err) {
+      // It answered, so it is reachable: an unreadable answer is not a connection problem.
+      const why = scrubSecrets((err as Error)?.message ?? String(err), [apiKey]);
+      return { ...base, model: chatModel, latency_ms: latency, ok: false, verdict: `reachable, but the answer to a tiny call to ${chatModel} could not be read (${why}).` };
+    }
+    const keyPart = apiKey ? 'key accepted, ' : '';
+    return { ...base, model: chatModel, latency_ms: latency, ok: true, verdict: `reachable, ${keyPart}a tiny call to ${chatModel} answered in ${latency} ms.` };
   } catch (err) {
     const te = classifyTransportError(err);
-    return { ...base, model: chatModel, ok: false, verdict: `not reachable: ${scrubSecrets(te.message, [apiKey])}.` };
+    // Only a failed connection means "not reachable"; a timeout or a dropped answer say what happened.
+    const what = te.kind === 'timeout' ? 'no answer in time' : te.kind === 'reset' ? 'the connection dropped' : 'not reachable';
+    return { ...base, model: chatModel, ok: false, verdict: `${what}: ${scrubSecrets(te.message, [apiKey])}.` };
   }
 }
 

@@ -17,7 +17,8 @@ import { scrubSecrets } from './scrub.ts';
 export interface AttemptRecord {
   provider: string;
   model: string;
-  status: number;
+  /** The upstream HTTP status, or null when no HTTP answer came (connection error, timeout, reset, no key). */
+  status: number | null;
   error: string | null;
   durationMs: number;
 }
@@ -55,11 +56,15 @@ export class AttemptsFailed extends Error {
 }
 
 const describe = (f: AttemptFailure): string => {
+  if (f.kind === 'http' && (f.failure.status === 401 || f.failure.status === 403)) {
+    // The provider refused ITS key (the client's key is fine): say so in plain words.
+    return `HTTP ${f.failure.status}: the provider rejected its API key (${f.failure.message})`;
+  }
   if (f.kind === 'http') return `HTTP ${f.failure.status}: ${f.failure.message}`;
   return f.message;
 };
 
-const statusOf = (f: AttemptFailure): number => (f.kind === 'http' ? f.failure.status : 0);
+const statusOf = (f: AttemptFailure): number | null => (f.kind === 'http' ? f.failure.status : null);
 
 /** The status a client sees for an upstream 4xx that is its own mistake. Never 409 (the SDKs retry it). */
 function clientStatus(status: number): number {
@@ -121,6 +126,9 @@ export async function runAttempts<T>(
     if (outcome.ok) {
       attempts.push({ provider: c.provider, model: c.model, status: 200, error: null, durationMs });
       breaker.onSuccess(c.provider);
+      // Feeds `fastest`: a stream's attempt ends at its first good chunk (time to first token), a
+      // non-stream one when the whole answer is read (total latency).
+      deps.latency.record(c.provider, c.model, durationMs);
       return { value: outcome.value, candidate: c, apiKey, attempts };
     }
     const f = outcome.failure;
@@ -143,6 +151,7 @@ export async function runAttempts<T>(
           type: 'invalid_request_error',
           code: uf.code,
           message: scrubSecrets(uf.message, [apiKey]),
+          headers: { 'x-gateway-provider': c.provider, 'x-gateway-model': c.model, 'x-gateway-attempts': String(attempts.length) },
         }),
         attempts,
       );
@@ -151,7 +160,10 @@ export async function runAttempts<T>(
     failures.push({ c, f });
   }
 
-  throw new AttemptsFailed(finalError(failures, attempts), attempts);
+  const error = finalError(failures, attempts);
+  // Every response that reached a provider says how many attempts it took, failures included.
+  if (attempts.length > 0) error.headers['x-gateway-attempts'] = String(attempts.length);
+  throw new AttemptsFailed(error, attempts);
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -39,7 +39,9 @@ export function resolveModel(requested: string, live: LiveConfig): Resolution | 
     const candidates: Candidate[] = [];
     for (const t of alias.targets) {
       const p = live.providersByName.get(t.provider);
-      if (p) candidates.push(candidate(p, t.model));
+      // An alias's targets are ordered: its own order is the priority (and the tie-break for
+      // cheapest/fastest), not the providers' global priorities.
+      if (p) candidates.push({ ...candidate(p, t.model), priority: candidates.length, seq: candidates.length });
     }
     if (candidates.length > 0) return { candidates, strategy: alias.strategy, via: 'alias' };
   }
