@@ -55,12 +55,9 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
           return { ok: false, failure: { kind: 'http', failure: { status: 404, message: `provider ${c.provider} does not serve embeddings`, type: 'invalid_request_error', code: 'model_not_found' } } };
         }
         const callCtx = { provider: c.runtime.settings, model: c.model, apiKey, stream: false };
-        let upstreamReq;
-        try {
-          upstreamReq = adapter.embeddingsRequest(raw, callCtx);
-        } catch (err) {
-          return { ok: false, failure: { kind: 'http', failure: { status: 400, message: (err as Error).message, type: 'invalid_request_error', code: 'invalid_value' } } };
-        }
+        // An input the adapter cannot express (Gemini: token arrays, > 100 inputs) throws a GatewayError that
+        // goes back as is, code and param included, as chat does; anything else thrown is a bug of ours (500).
+        const upstreamReq = adapter.embeddingsRequest(raw, callCtx);
         const sent = await sendToProvider(deps, adapter, upstreamReq, timeouts, ctx.abort.signal);
         if (!sent.ok) return sent;
         const read = await readJsonBody(sent.res);

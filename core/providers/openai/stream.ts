@@ -1,7 +1,7 @@
 /**
  * Relays an OpenAI-compatible chat stream. Chunks without a `usage` key pass through byte for byte;
  * usage is lifted out wherever the upstream put it (its own `choices: []` chunk, the finish chunk,
- * or `usage: null` on every chunk) so the gateway alone decides what the client sees.
+ * `usage: null` on every chunk, or Groq's `x_groq.usage`) so the gateway alone decides what the client sees.
  */
 import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
@@ -14,14 +14,28 @@ interface ChunkShape {
   created?: unknown;
   model?: unknown;
   system_fingerprint?: unknown;
-  choices?: Array<{ delta?: { content?: unknown } }>;
+  /** Chat chunks carry `delta.content`; legacy completion chunks (`text_completion`) carry `text`. */
+  choices?: Array<{ delta?: { content?: unknown }; text?: unknown }>;
   usage?: unknown;
   error?: unknown;
+  /** Groq: `x_groq.usage` on the finish chunk, its usage report when `stream_options` was not honoured. */
+  x_groq?: unknown;
+}
+
+/** Removes `x_groq.usage` from the chunk (the gateway alone places usage) and returns it, if any. */
+function takeGroqUsage(chunk: ChunkShape): Record<string, unknown> | undefined {
+  const groq = chunk.x_groq;
+  if (groq === null || typeof groq !== 'object' || !('usage' in groq)) return undefined;
+  const { usage, ...rest } = groq as Record<string, unknown>;
+  chunk.x_groq = rest;
+  return usage !== null && typeof usage === 'object' ? (usage as Record<string, unknown>) : undefined;
 }
 
 export class OpenAIStreamTranslator implements StreamTranslator {
   private usage: Usage | null = null;
   private usageChunk: Record<string, unknown> | null = null;
+  /** A standard `usage` report, when one comes, wins over Groq's `x_groq.usage`. */
+  private usageFromGroq = false;
   private template: Record<string, unknown> | null = null;
   private ended = false;
 
@@ -43,13 +57,21 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     }
     const choices = chunk.choices;
     const hasUsageKey = 'usage' in chunk;
+    const hadGroqUsage = chunk.x_groq !== null && typeof chunk.x_groq === 'object' && 'usage' in chunk.x_groq;
+    const groqUsage = hadGroqUsage ? takeGroqUsage(chunk) : undefined;
     if (hasUsageKey && chunk.usage) {
       this.usage = fromOpenAIUsage(chunk.usage);
       this.usageChunk = { ...chunk, choices: [] };
+      this.usageFromGroq = false;
+    } else if (groqUsage !== undefined && (this.usage === null || this.usageFromGroq)) {
+      this.usage = fromOpenAIUsage(groqUsage);
+      this.usageChunk = { ...chunk, choices: [], usage: groqUsage };
+      this.usageFromGroq = true;
     }
     if (!Array.isArray(choices) || choices.length === 0) return [];
-    const text = typeof choices[0]?.delta?.content === 'string' ? (choices[0].delta.content as string) : '';
-    if (!hasUsageKey) return [{ kind: 'chunk', json: data, text }];
+    const first = choices[0];
+    const text = typeof first?.delta?.content === 'string' ? first.delta.content : typeof first?.text === 'string' ? first.text : '';
+    if (!hasUsageKey && !hadGroqUsage) return [{ kind: 'chunk', json: data, text }];
     delete chunk.usage;
     return [{ kind: 'chunk', json: JSON.stringify(chunk), text }];
   }
