@@ -37,10 +37,12 @@ export function registerStart(program: Command): void {
         gw = await startGateway({ home, port: o.port, host: o.host, demo: o.demo });
       } catch (err) {
         const e = err as NodeJS.ErrnoException & { port?: number };
+        // The port tried may come from settings.json, not the flag: node's error names the real one.
+        const port = e.port ?? o.port ?? 4141;
         if (e.code === 'EADDRINUSE') {
-          throw new CliError(`Port ${o.port ?? 4141} is already in use (another gateway?); start on another port with --port N.`);
+          throw new CliError(`Port ${port} is already in use (another gateway?); start on another port with --port N.`);
         }
-        if (e.code === 'EACCES') throw new CliError(`Not allowed to listen on port ${o.port ?? 4141}; choose another with --port N.`);
+        if (e.code === 'EACCES') throw new CliError(`Not allowed to listen on port ${port}; choose another with --port N.`);
         throw err;
       }
       writeServerState(home, { url: gw.url, baseUrl: gw.baseUrl, pid: process.pid, startedAt: new Date().toISOString() });
@@ -65,9 +67,19 @@ export function registerStart(program: Command): void {
 
       const tui = o.tui !== false && process.stdout.isTTY === true && process.stdin.isTTY === true;
       let stopTui: (() => void) | null = null;
+      // Quitting the dashboard (q / Ctrl-C, which raw mode turns into a key, not a SIGINT) stops the gateway like a signal.
+      let requestStop: () => void = () => {};
       if (tui) {
         const { runDashboard } = await import('../tui/run-dashboard.ts');
-        stopTui = await runDashboard({ home, baseUrl: gw.baseUrl, adminUrl: gw.url, adminToken: gw.adminToken });
+        stopTui = await runDashboard({
+          home,
+          baseUrl: gw.baseUrl,
+          adminUrl: gw.url,
+          adminToken: gw.adminToken,
+          createdKey: gw.createdKey,
+          quitStopsGateway: true,
+          onQuit: () => requestStop(),
+        });
       } else {
         gw.onCall((row) => out(formatCallLine(callToJson(row))));
       }
@@ -83,6 +95,7 @@ export function registerStart(program: Command): void {
           clearServerState(home);
           resolve();
         };
+        requestStop = () => void stop();
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
         process.once('SIGHUP', stop);

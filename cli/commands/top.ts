@@ -16,8 +16,14 @@ export function registerTop(program: Command): void {
       if (!state) throw new CliError('No gateway is running on this data home; start one with `gateway start`.');
       const adminToken = readFileSync(dataPaths(home).adminToken, 'utf8').trim();
       const { runDashboard } = await import('../tui/run-dashboard.ts');
-      const stop = await runDashboard({ home, baseUrl: state.baseUrl, adminUrl: state.url, adminToken });
-      await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+      // q / Ctrl-C in the dashboard (raw mode: Ctrl-C is a key there, not a SIGINT) or a signal detaches.
+      let quit: () => void = () => {};
+      const stop = await runDashboard({ home, baseUrl: state.baseUrl, adminUrl: state.url, adminToken, onQuit: () => quit() });
+      await new Promise<void>((resolve) => {
+        quit = resolve;
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
       stop();
     });
 }

@@ -1,0 +1,79 @@
+/** Pure formatting for the dashboard: money, bars, times, colours. No React here, so tests need none. */
+
+/** Dollars for humans: cents for big amounts, three significant digits for tiny ones, never exponent notation. */
+export function money(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined || !Number.isFinite(usd)) return '-';
+  if (usd === 0) return '$0.00';
+  const abs = Math.abs(usd);
+  const decimals = abs >= 1 ? 2 : Math.min(10, Math.max(2, 2 - Math.floor(Math.log10(abs))));
+  let s = abs.toFixed(decimals);
+  // Drop trailing zeros past the cents ("0.000260" → "0.00026"), keep "1.50".
+  if (decimals > 2) {
+    s = s.replace(/0+$/, '');
+    const cents = s.length - s.indexOf('.') - 1;
+    if (cents < 2) s += '0'.repeat(2 - cents);
+  }
+  return `${usd < 0 ? '-' : ''}$${s}`;
+}
+
+/** A fixed-width bar, `fraction` clamped to 0..1: `██████░░░░`. */
+export function bar(fraction: number, width: number): string {
+  const w = Math.max(1, Math.floor(width));
+  const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0;
+  const full = Math.round(f * w);
+  return '█'.repeat(full) + '░'.repeat(w - full);
+}
+
+/** Local wall-clock time `HH:MM:SS` of an ISO timestamp or epoch ms. */
+export function clock(t: string | number): string {
+  const d = new Date(t);
+  if (Number.isNaN(d.getTime())) return '--:--:--';
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+export function latency(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`;
+}
+
+/** "in 12s", "in 3m05s", "now" — for the next circuit-breaker probe. */
+export function until(atMs: number | null, nowMs: number): string {
+  if (atMs === null) return '';
+  const d = atMs - nowMs;
+  if (d <= 0) return 'now';
+  const s = Math.ceil(d / 1000);
+  return s < 60 ? `in ${s}s` : `in ${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+/** Compact token counts: 950, 12.3k, 4.1M. */
+export function count(n: number): string {
+  if (!Number.isFinite(n)) return '-';
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export type Colour = 'green' | 'yellow' | 'red' | 'gray' | 'cyan';
+
+/** 2xx green, 4xx (the client's side, budgets, limits) yellow, 5xx and anything odd red. */
+export function statusColour(status: number): Colour {
+  if (status >= 200 && status < 300) return 'green';
+  if (status >= 400 && status < 500) return 'yellow';
+  return 'red';
+}
+
+export function healthColour(health: string): Colour {
+  if (health === 'closed') return 'green';
+  if (health === 'half-open') return 'yellow';
+  return 'red';
+}
+
+/** Pads or cuts `s` to exactly `width` columns (cut with an ellipsis). Dashboard text is ASCII plus a few symbols. */
+export function fit(s: string, width: number, align: 'left' | 'right' = 'left'): string {
+  const w = Math.max(0, Math.floor(width));
+  if (s.length > w) return w <= 1 ? s.slice(0, w) : `${s.slice(0, w - 1)}…`;
+  return align === 'left' ? s.padEnd(w) : s.padStart(w);
+}
