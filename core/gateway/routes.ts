@@ -2,7 +2,7 @@
  * The route table of the public API. Paths are matched on the raw URL so percent-encoded model ids
  * (`deepseek-ai%2FDeepSeek-V3`) stay one segment. Dashboard paths answer with and without `/v1`.
  */
-export type ModelCallRoute = 'chat' | 'embeddings';
+export type ModelCallRoute = 'chat' | 'embeddings' | 'completions' | 'images' | 'transcriptions' | 'translations';
 export type PlainRoute = 'models' | 'model' | 'balance' | 'user-info' | 'subscription' | 'billing-usage';
 
 export type RouteMatch =
@@ -16,6 +16,10 @@ export type RouteMatch =
 const CALLS: Record<string, ModelCallRoute> = {
   '/v1/chat/completions': 'chat',
   '/v1/embeddings': 'embeddings',
+  '/v1/completions': 'completions',
+  '/v1/images/generations': 'images',
+  '/v1/audio/transcriptions': 'transcriptions',
+  '/v1/audio/translations': 'translations',
 };
 
 const PLAIN_GET: Record<string, PlainRoute> = {

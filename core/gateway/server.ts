@@ -14,8 +14,11 @@ import { CallRecord } from './call-record.ts';
 import { handleChat } from './chat-handler.ts';
 import type { GatewayDeps } from './deps.ts';
 import { handleEmbeddings } from './embeddings-handler.ts';
+import { handleAudio } from './audio-handler.ts';
+import { handleCompletions } from './completions-handler.ts';
+import { handleImages } from './images-handler.ts';
 import { handleGetModel, handleListModels } from './models-handler.ts';
-import { readJsonObject } from './read-body.ts';
+import { readBody, readJsonObject } from './read-body.ts';
 import type { RequestContext } from './request-context.ts';
 import { newRequestId } from './request-id.ts';
 import { sendError, sendJson } from './respond.ts';
@@ -105,11 +108,18 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     try {
       ctx.key = authenticate(req, deps.live);
       record.key = ctx.key;
-      const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes);
-      record.requestBody = text;
-      record.stream = json.stream === true;
-      if (route === 'chat') await handleChat(ctx, json);
-      else await handleEmbeddings(ctx, json);
+      if (route === 'transcriptions' || route === 'translations') {
+        // Multipart: the raw bytes are forwarded as sent; the handler reads the fields it routes on.
+        await handleAudio(ctx, route, await readBody(req, deps.settings.bodyLimitBytes));
+      } else {
+        const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes);
+        record.requestBody = text;
+        record.stream = json.stream === true;
+        if (route === 'chat') await handleChat(ctx, json);
+        else if (route === 'completions') await handleCompletions(ctx, json);
+        else if (route === 'images') await handleImages(ctx, json);
+        else await handleEmbeddings(ctx, json);
+      }
       if (record.outcome) ({ status, errorType, errorMessage } = record.outcome);
     } catch (err) {
       if (err instanceof ClientGone || (ctx.abort.signal.aborted && !(err instanceof GatewayError) && !(err instanceof AttemptsFailed))) {

@@ -41,6 +41,8 @@ export interface UpstreamRequest {
   url: string;
   headers: Record<string, string>;
   body?: string;
+  /** A binary body (multipart uploads), sent instead of `body`. */
+  bodyBytes?: Uint8Array;
 }
 
 export interface CallContext {
@@ -69,6 +71,8 @@ export interface UpstreamFailure {
   message: string;
   type: string | null;
   code: string | null;
+  /** The request field the provider blamed (OpenAI `param`), passed on with a client error. */
+  param?: string | null;
   /** From `retry-after-ms` / `retry-after`, when the provider said. */
   retryAfterMs?: number;
 }
@@ -108,4 +112,19 @@ export interface ProviderAdapter {
   /** Optional: providers that serve embeddings. The body is OpenAI-shaped. */
   embeddingsRequest?(body: Record<string, unknown>, ctx: CallContext): UpstreamRequest;
   embeddingsResponse?(json: unknown, ctx: CallContext): EmbeddingsResult;
+  /**
+   * Optional: OpenAI-protocol providers only. The request for an endpoint whose body is forwarded as the
+   * client sent it (legacy completions, images, audio); only the model name is the adapter's to choose.
+   */
+  passthroughRequest?(path: PassthroughPath, body: PassthroughBody, ctx: CallContext): UpstreamRequest;
+}
+
+/** The OpenAI endpoints (relative to the base URL) served by `passthroughRequest`. */
+export type PassthroughPath = '/completions' | '/images/generations' | '/audio/transcriptions' | '/audio/translations';
+
+export interface PassthroughBody {
+  /** `application/json`, or `multipart/form-data; boundary=...` exactly as the client sent it. */
+  contentType: string;
+  /** The body, with `model` set to the name this provider expects on the wire (Azure: the deployment). */
+  build(wireModel: string): string | Uint8Array;
 }

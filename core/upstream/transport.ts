@@ -54,7 +54,7 @@ export class Transport {
         dispatcher: this.agent,
         method: req.method,
         headers: req.headers,
-        body: req.body,
+        body: req.bodyBytes ?? req.body,
         signal,
         headersTimeout: timeouts.headersMs,
         bodyTimeout: timeouts.idleMs,

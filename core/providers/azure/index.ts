@@ -8,7 +8,7 @@ import { fromOpenAIUsage } from '../../usage.ts';
 import { retryAfterMs } from '../../routing/failure-policy.ts';
 import { joinUrl } from '../base-url.ts';
 import { parseOpenAIError } from '../openai/errors.ts';
-import { openAIChatBody } from '../openai/request.ts';
+import { openAIChatBody, openAIPassthroughRequest } from '../openai/request.ts';
 import { OpenAIStreamTranslator } from '../openai/stream.ts';
 import type { CallContext, ProviderAdapter, ProviderSettings, UpstreamRequest } from '../types.ts';
 
@@ -33,7 +33,9 @@ function headers(apiKey: string | null): Record<string, string> {
   return h;
 }
 
-function azureUrl(ctx: Pick<CallContext, 'provider'>, op: 'chat/completions' | 'embeddings' | 'models', model: string): string {
+type AzureOp = 'chat/completions' | 'embeddings' | 'models' | 'completions' | 'images/generations' | 'audio/transcriptions' | 'audio/translations';
+
+function azureUrl(ctx: Pick<CallContext, 'provider'>, op: AzureOp, model: string): string {
   const root = endpointRoot(ctx.provider.baseUrl);
   const version = apiVersion(ctx.provider);
   if (version === null) return joinUrl(root, `/openai/v1/${op}`);
@@ -77,4 +79,7 @@ export const azureAdapter: ProviderAdapter = {
     const body = json as Record<string, unknown>;
     return { body, usage: fromOpenAIUsage(body.usage) };
   },
+  // Both API shapes serve these paths; the v1 API reads the deployment from the body's `model`.
+  passthroughRequest: (path, body, ctx) =>
+    openAIPassthroughRequest(azureUrl(ctx, path.slice(1) as AzureOp, ctx.model), headers(ctx.apiKey), body, deploymentFor(ctx.provider, ctx.model)),
 };

@@ -6,7 +6,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v
 export function failureFromErrorObject(status: number, error: unknown): UpstreamFailure {
   if (error && typeof error === 'object') {
     const e = error as Record<string, unknown>;
-    return { status, message: str(e.message) ?? 'The provider reported an error.', type: str(e.type), code: str(e.code) };
+    return { status, message: str(e.message) ?? 'The provider reported an error.', type: str(e.type), code: str(e.code), param: str(e.param) };
   }
   return { status, message: str(error) ?? 'The provider reported an error.', type: null, code: null };
 }

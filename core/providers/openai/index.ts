@@ -4,11 +4,11 @@ import { retryAfterMs } from '../../routing/failure-policy.ts';
 import { joinUrl } from '../base-url.ts';
 import type { ProviderAdapter, ProviderType } from '../types.ts';
 import { parseOpenAIError } from './errors.ts';
-import { openAIChatRequest, openAIHeaders } from './request.ts';
+import { openAIChatRequest, openAIHeaders, openAIPassthroughRequest } from './request.ts';
 import { OpenAIStreamTranslator } from './stream.ts';
 
 export function makeOpenAIAdapter(type: ProviderType): ProviderAdapter {
-  return {
+  const adapter: ProviderAdapter = {
     type,
     chatRequest: (body, ctx) => openAIChatRequest(body, ctx),
     chatResponse(json) {
@@ -37,6 +37,11 @@ export function makeOpenAIAdapter(type: ProviderType): ProviderAdapter {
       return { body, usage: fromOpenAIUsage(body.usage) };
     },
   };
+  // The demo server answers chat and embeddings only: no pass-through, so those calls go to a provider that serves them.
+  if (type !== 'demo') {
+    adapter.passthroughRequest = (path, body, ctx) => openAIPassthroughRequest(joinUrl(ctx.provider.baseUrl, path), openAIHeaders(ctx.apiKey), body, ctx.model);
+  }
+  return adapter;
 }
 
 export const openAIAdapter = makeOpenAIAdapter('openai');

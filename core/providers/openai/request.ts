@@ -1,6 +1,6 @@
 /** OpenAI-compatible request mapping: the body passes through, with the gateway's few rewrites. */
 import { joinUrl } from '../base-url.ts';
-import type { CallContext, ChatRequest, UpstreamRequest } from '../types.ts';
+import type { CallContext, ChatRequest, PassthroughBody, UpstreamRequest } from '../types.ts';
 
 /** Body fields the gateway consumes and never forwards (keys identify end users). */
 const DROPPED_FIELDS = new Set(['user']);
@@ -14,7 +14,8 @@ export function openAIHeaders(apiKey: string | null): Record<string, string> {
 /** Whether this provider is known to reject `stream_options` (learned at run time, see chat pipeline). */
 export const rejectsStreamOptions = (ctx: CallContext): boolean => ctx.provider.options.streamOptions === false;
 
-export function openAIChatBody(body: ChatRequest, ctx: CallContext): Record<string, unknown> {
+/** Also the body of legacy completions: the same field rules (model, `user`, `stream_options`) apply. */
+export function openAIChatBody(body: Record<string, unknown>, ctx: CallContext): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k in body) if (!DROPPED_FIELDS.has(k)) out[k] = body[k];
   out.model = ctx.model;
@@ -39,4 +40,11 @@ export function openAIChatRequest(body: ChatRequest, ctx: CallContext, path = '/
     headers: openAIHeaders(ctx.apiKey),
     body: JSON.stringify(openAIChatBody(body, ctx)),
   };
+}
+
+/** A pass-through request (completions, images, audio): the client's body with the provider's model name. */
+export function openAIPassthroughRequest(url: string, headers: Record<string, string>, body: PassthroughBody, wireModel: string): UpstreamRequest {
+  const built = body.build(wireModel);
+  const h = { ...headers, 'content-type': body.contentType };
+  return typeof built === 'string' ? { method: 'POST', url, headers: h, body: built } : { method: 'POST', url, headers: h, bodyBytes: built };
 }

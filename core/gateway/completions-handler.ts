@@ -1,0 +1,119 @@
+/**
+ * `POST /v1/completions` (legacy). The body passes through to OpenAI-protocol providers; a stream
+ * goes through the chat relay (`streamCall`): chunks keep `object: "text_completion"`, usage is always
+ * requested upstream and shown only when the client asked, errors after the first byte end the stream
+ * with an error event.
+ */
+import { badRequest } from '../errors.ts';
+import { openAIChatBody } from '../providers/openai/request.ts';
+import type { CallContext, PassthroughBody } from '../providers/types.ts';
+import { toOpenAIUsage } from '../usage.ts';
+import type { Usage } from '../usage.ts';
+import { admit } from './admission.ts';
+import { streamCall } from './chat-stream.ts';
+import { countTokens, warmTokenizer } from './estimate.ts';
+import { passthroughRequestFor, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
+import type { RequestContext } from './request-context.ts';
+
+export type CompletionRequest = Record<string, unknown> & { model: string; prompt: unknown; stream?: boolean };
+
+const isTokenArray = (v: unknown): boolean => Array.isArray(v) && v.every((t) => Number.isInteger(t));
+
+export function validateCompletionRequest(body: Record<string, unknown>): CompletionRequest {
+  if (!('model' in body) || body.model === null || body.model === '') {
+    throw badRequest('You must provide a model parameter.', 'missing_parameter', 'model');
+  }
+  if (typeof body.model !== 'string') throw badRequest("Invalid type for 'model': expected a string.", 'invalid_type', 'model');
+  if (!('prompt' in body) || body.prompt === null || body.prompt === undefined) {
+    throw badRequest("Missing required parameter: 'prompt'.", 'missing_parameter', 'prompt');
+  }
+  const p = body.prompt;
+  const ok =
+    typeof p === 'string' ||
+    (Array.isArray(p) && p.length > 0 && (p.every((x) => typeof x === 'string') || isTokenArray(p) || p.every(isTokenArray)));
+  if (!ok) {
+    throw badRequest("Invalid type for 'prompt': expected a string, an array of strings, an array of tokens or an array of token arrays.", 'invalid_type', 'prompt');
+  }
+  if ('stream' in body && body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
+    throw badRequest("Invalid type for 'stream': expected a boolean.", 'invalid_type', 'stream');
+  }
+  if (body.stream_options != null && body.stream !== true) {
+    throw badRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'invalid_value', 'stream_options');
+  }
+  return body as CompletionRequest;
+}
+
+/** Prompt tokens: strings are counted, token arrays are already tokens. */
+function promptTokens(prompt: unknown): number {
+  if (typeof prompt === 'string') return countTokens(prompt);
+  if (!Array.isArray(prompt)) return 0;
+  if (isTokenArray(prompt)) return prompt.length;
+  return prompt.reduce((n: number, x: unknown) => n + (typeof x === 'string' ? countTokens(x) : Array.isArray(x) ? x.length : 0), 0);
+}
+
+async function estimate(prompt: unknown, completionText: string): Promise<Usage> {
+  await warmTokenizer().catch(() => undefined);
+  return {
+    inputTokens: promptTokens(prompt),
+    outputTokens: countTokens(completionText),
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    estimated: true,
+  };
+}
+
+const clientWantsUsage = (body: CompletionRequest): boolean =>
+  !!(body.stream_options && typeof body.stream_options === 'object' && (body.stream_options as { include_usage?: unknown }).include_usage === true);
+
+/** The body for one provider: the chat field rules (model, `user` dropped, usage always asked for in streams). */
+function completionBody(body: CompletionRequest, callCtx: CallContext): PassthroughBody {
+  return {
+    contentType: 'application/json',
+    build: (wireModel) => JSON.stringify({ ...openAIChatBody(body, callCtx), model: wireModel }),
+  };
+}
+
+export async function handleCompletions(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
+  const body = validateCompletionRequest(raw);
+  ctx.record.modelRequested = body.model;
+  // The API's default max_tokens for completions is 16.
+  const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : 16;
+  const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
+  const admission = admit(ctx, body.model, { inputTokens: promptTokens(body.prompt), maxOutputTokens: maxTokens * n });
+  let cost: number | null = null;
+  try {
+    const serving = servingCandidates(admission, '/completions', body.model);
+    if (body.stream === true) {
+      cost = await streamCall(ctx, serving, {
+        request: (c, callCtx) => passthroughRequestFor(c, '/completions', completionBody(body, callCtx), callCtx),
+        estimate: (text) => estimate(body.prompt, text),
+        wantsUsage: clientWantsUsage(body),
+      });
+      return;
+    }
+    const success = await runPassthrough(ctx, serving, { path: '/completions', stream: false, jsonOnly: true, body: (callCtx) => completionBody(body, callCtx) });
+    let usage: Usage | null = null;
+    if (success.value.kind === 'json') {
+      const json = success.value.json;
+      usage = tokenUsage(json.usage);
+      if (!usage) {
+        usage = await estimate(body.prompt, completionText(json));
+        json.usage = toOpenAIUsage(usage);
+      }
+    }
+    cost = respondPassthrough(ctx, success, usage);
+  } finally {
+    admission.settle(cost);
+  }
+}
+
+function completionText(body: Record<string, unknown>): string {
+  if (!Array.isArray(body.choices)) return '';
+  let out = '';
+  for (const c of body.choices) {
+    const text = (c as { text?: unknown })?.text;
+    if (typeof text === 'string') out += text;
+  }
+  return out;
+}

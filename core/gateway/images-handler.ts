@@ -1,0 +1,56 @@
+/**
+ * `POST /v1/images/generations`: a JSON pass-through to OpenAI-protocol providers. Images are priced
+ * per image, which the price data does not cover: a call is `unpriced` unless the provider reports
+ * token usage (the GPT image models do) and the model has a token price.
+ */
+import { badRequest } from '../errors.ts';
+import { admit } from './admission.ts';
+import { countTokens } from './estimate.ts';
+import { jsonBody, relayPassthroughStream, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
+import type { RequestContext } from './request-context.ts';
+
+/** The API's default when `model` is left out (spec `CreateImageRequest`). */
+export const DEFAULT_IMAGE_MODEL = 'dall-e-2';
+
+export async function handleImages(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
+  if (typeof raw.prompt !== 'string' || raw.prompt === '') {
+    if (raw.prompt === undefined || raw.prompt === null || raw.prompt === '') throw badRequest("Missing required parameter: 'prompt'.", 'missing_parameter', 'prompt');
+    throw badRequest("Invalid type for 'prompt': expected a string.", 'invalid_type', 'prompt');
+  }
+  if (raw.model !== undefined && raw.model !== null && (typeof raw.model !== 'string' || raw.model === '')) {
+    throw badRequest("Invalid type for 'model': expected a string.", 'invalid_type', 'model');
+  }
+  if (raw.stream !== undefined && raw.stream !== null && typeof raw.stream !== 'boolean') {
+    throw badRequest("Invalid type for 'stream': expected a boolean.", 'invalid_type', 'stream');
+  }
+  const model = typeof raw.model === 'string' ? raw.model : DEFAULT_IMAGE_MODEL;
+  const stream = raw.stream === true;
+  ctx.record.modelRequested = model;
+  const admission = admit(ctx, model, { inputTokens: countTokens(raw.prompt), maxOutputTokens: null });
+  let cost: number | null = null;
+  try {
+    const serving = servingCandidates(admission, '/images/generations', model);
+    const body = jsonBody(raw);
+    const success = await runPassthrough(ctx, serving, { path: '/images/generations', stream, jsonOnly: !stream, body: () => body });
+    if (success.value.kind === 'sse') {
+      cost = await relayPassthroughStream(ctx, success);
+      return;
+    }
+    const usage = success.value.kind === 'json' ? tokenUsage(success.value.json.usage) : null;
+    cost = respondPassthrough(ctx, success, usage);
+    // The audit row keeps the shape, not megabytes of base64.
+    if (success.value.kind === 'json') ctx.record.responseBody = summarizeImages(success.value.json);
+  } finally {
+    admission.settle(cost);
+  }
+}
+
+function summarizeImages(json: Record<string, unknown>): string {
+  const data = Array.isArray(json.data) ? (json.data as unknown[]) : [];
+  const items = data.map((d) => {
+    const item = { ...(d as Record<string, unknown>) };
+    if (typeof item.b64_json === 'string') item.b64_json = `<${item.b64_json.length} base64 chars>`;
+    return item;
+  });
+  return JSON.stringify({ ...json, data: items });
+}
