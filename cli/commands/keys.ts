@@ -6,10 +6,11 @@ import { usageError } from '../cli-error.ts';
 import { note, out, parseList, printJson, table, withStore } from '../context.ts';
 
 const limitsSchema = z.object({
-  budget: z.coerce.number().positive('--budget must be a positive number of USD').optional(),
+  // The message on coerce itself too: `--budget abc` coerces to NaN, which fails the type check first.
+  budget: z.coerce.number({ message: '--budget must be a positive number of USD' }).positive('--budget must be a positive number of USD').optional(),
   period: z.enum(['total', 'daily', 'monthly'], { message: '--period must be total, daily or monthly' }).optional(),
-  rpm: z.coerce.number().int().positive('--rpm must be a positive integer').optional(),
-  tpm: z.coerce.number().int().positive('--tpm must be a positive integer').optional(),
+  rpm: z.coerce.number({ message: '--rpm must be a positive integer' }).int('--rpm must be a positive integer').positive('--rpm must be a positive integer').optional(),
+  tpm: z.coerce.number({ message: '--tpm must be a positive integer' }).int('--tpm must be a positive integer').positive('--tpm must be a positive integer').optional(),
   models: z.string().optional(),
 });
 

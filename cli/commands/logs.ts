@@ -55,12 +55,14 @@ export function registerLogs(program: Command): void {
     .command('show <id>')
     .description('one call in full: attempts, bodies')
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
+    .action(async (id: string, opts: { json?: boolean }, cmd: Command) => {
+      // `logs` has its own --json, and commander gives a flag the parent knows to the parent wherever it appears.
+      const json = opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true;
       await withStore((store) => {
         const call = getCall(store.db, id);
         if (!call) throw new CliError(`No call with id ${id}; ids are the x-request-id header and the first column of \`gateway logs\`.`);
         const d = callDetailJson(call);
-        if (opts.json) return printJson(d);
+        if (json) return printJson(d);
         out(formatCallLine(d));
         for (const a of d.attempt_list) out(`  attempt ${a.provider}/${a.model}: ${a.status ?? 'no response'} ${a.error ?? 'ok'} (${a.duration_ms} ms)`);
         if (d.request_body) out(`request:  ${d.request_body}`);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { startGateway } from '../../core/gateway/app.ts';
 import type { RunningGateway } from '../../core/gateway/app.ts';
 import { callToJson } from '../../core/call-json.ts';
+import { dataPaths } from '../../core/home.ts';
 import { clearServerState, writeServerState } from '../../core/server-state.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { dataHome, note, out } from '../context.ts';
@@ -55,6 +56,7 @@ export function registerStart(program: Command): void {
       }
 
       note(`gateway listening on ${gw.baseUrl}`);
+      note(`Dashboard: ${gw.url}/ui (it asks for the admin token, in ${dataPaths(home).adminToken})`);
       if (gw.createdKey) {
         note(`Demo key "${gw.createdKey.name}" (shown once):`);
         out(gw.createdKey.secret);

@@ -22,6 +22,7 @@ import type { CallRow } from '../storage/audit-writer.ts';
 import { ProviderKeys } from '../upstream/provider-keys.ts';
 import { Transport } from '../upstream/transport.ts';
 import { createAdminHandler } from '../admin/admin-api.ts';
+import { createUiHandler } from '../ui/ui-handler.ts';
 import { ensureAdminToken } from './admin-token.ts';
 import { BudgetTracker } from './budget.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -128,11 +129,22 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   const admin = createAdminHandler(deps, adminToken, listeners);
   const server = createGatewayServer(deps, {
     admin,
+    ui: createUiHandler(),
     onCall: (row) => {
       for (const fn of listeners) fn(row);
     },
   });
-  const address = await listen(server, settings.port, settings.host);
+  let address: Awaited<ReturnType<typeof listen>>;
+  try {
+    address = await listen(server, settings.port, settings.host);
+  } catch (err) {
+    // A failed start (port in use) must not leave anything open: the demo upstream's listening
+    // socket would keep `gateway start` alive after it printed its error.
+    store.close();
+    await (demo as DemoUpstream | null)?.close();
+    await transport.close();
+    throw err;
+  }
   live.startPolling(250);
   void warmTokenizer().catch(() => undefined);
 

@@ -150,6 +150,7 @@ export async function runAttempts<T>(
           status: clientStatus(uf.status),
           type: 'invalid_request_error',
           code: uf.code,
+          param: uf.param ?? null,
           message: scrubSecrets(uf.message, [apiKey]),
           headers: { 'x-gateway-provider': c.provider, 'x-gateway-model': c.model, 'x-gateway-attempts': String(attempts.length) },
         }),
