@@ -38,7 +38,6 @@ export async function handleAudio(ctx: RequestContext, route: AudioRoute, raw: B
 
   const path: PassthroughPath = route === 'transcriptions' ? '/audio/transcriptions' : '/audio/translations';
   const admission = admit(ctx, model, { inputTokens: countTokens(fields.get('prompt')?.value ?? ''), maxOutputTokens: null });
-  let cost: number | null = null;
   try {
     const serving = servingCandidates(admission, path, model);
     const body: PassthroughBody = {
@@ -47,13 +46,14 @@ export async function handleAudio(ctx: RequestContext, route: AudioRoute, raw: B
     };
     const success = await runPassthrough(ctx, serving, { path, stream, jsonOnly: false, body: () => body });
     if (success.value.kind === 'sse') {
-      cost = await relayPassthroughStream(ctx, success);
+      await relayPassthroughStream(ctx, success);
       return;
     }
     const usage = success.value.kind === 'json' ? tokenUsage(success.value.json.usage) : null;
-    cost = respondPassthrough(ctx, success, usage);
+    respondPassthrough(ctx, success, usage);
   } finally {
-    admission.settle(cost);
+    // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
+    admission.settle(ctx.record.priced.costUsd);
   }
 }
 

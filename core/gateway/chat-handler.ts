@@ -23,16 +23,16 @@ export async function handleChat(ctx: RequestContext, raw: Record<string, unknow
   const body = validateChatRequest(raw);
   ctx.record.modelRequested = body.model;
   const promptText = chatPromptText(body.messages);
-  const admission = admit(ctx, body.model, { inputTokens: countTokens(promptText), maxOutputTokens: maxOutputTokens(body) });
-  let cost: number | null = null;
+  const admission = admit(ctx, body.model, { inputTokens: () => countTokens(promptText), maxOutputTokens: maxOutputTokens(body) });
   try {
     if (body.stream === true) {
-      cost = await streamChat(ctx, body, admission, promptText);
+      await streamChat(ctx, body, admission, promptText);
     } else {
-      cost = await completeChat(ctx, body, admission.candidates, admission.strategy, promptText);
+      await completeChat(ctx, body, admission.candidates, admission.strategy, promptText);
     }
   } finally {
-    admission.settle(cost);
+    // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
+    admission.settle(ctx.record.priced.costUsd);
   }
 }
 

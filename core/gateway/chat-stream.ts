@@ -91,6 +91,15 @@ export async function streamCall(ctx: RequestContext, admission: Admission, endp
 
   const relay = new Relay(ctx, res);
   const stream = success.value;
+  // A stream cut short (client gone, provider failed mid-way) still used tokens: bill what was delivered,
+  // from the upstream's usage when it came, else an estimate of the prompt and the text relayed so far.
+  const settlePartial = async (): Promise<void> => {
+    const usage = relay.usage ?? (await endpoint.estimate(relay.text));
+    record.usage = usage;
+    record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
+    record.responseBody = relay.text;
+    deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
+  };
   let pieces = stream.pending;
   try {
     for (;;) {
@@ -116,6 +125,9 @@ export async function streamCall(ctx: RequestContext, admission: Admission, endp
       pieces = [];
       for (const ev of stream.parser.push(r.value)) pieces.push(...stream.translator.push(ev));
     }
+  } catch (err) {
+    if (err instanceof ClientGone) await settlePartial();
+    throw err;
   } finally {
     // After a complete stream only the body's end is left: read it rather than destroy() the body,
     // which builds a RequestAbortedError and formats its stack (~6% of a stream's CPU in the bench).
@@ -124,8 +136,13 @@ export async function streamCall(ctx: RequestContext, admission: Admission, endp
       else stream.res.body.destroy();
     }
   }
-  if (relay.failed) return null;
-  if (clientGone(ctx)) throw new ClientGone();
+  if (relay.failed || clientGone(ctx)) {
+    // A provider that breaks streams mid-way is unhealthy even though its first byte counted as a success.
+    if (relay.failed && !clientGone(ctx)) deps.breaker.onFailure(candidate.provider);
+    await settlePartial();
+    if (relay.failed) return record.priced.costUsd;
+    throw new ClientGone();
+  }
 
   // Completed: settle usage and cost, then the optional usage chunk and [DONE].
   let usage: Usage | null = relay.usage;

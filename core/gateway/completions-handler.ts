@@ -81,11 +81,10 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
   const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : 16;
   const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
   const admission = admit(ctx, body.model, { inputTokens: promptTokens(body.prompt), maxOutputTokens: maxTokens * n });
-  let cost: number | null = null;
   try {
     const serving = servingCandidates(admission, '/completions', body.model);
     if (body.stream === true) {
-      cost = await streamCall(ctx, serving, {
+      await streamCall(ctx, serving, {
         request: (c, callCtx) => passthroughRequestFor(c, '/completions', completionBody(body, callCtx), callCtx),
         estimate: (text) => estimate(body.prompt, text),
         wantsUsage: clientWantsUsage(body),
@@ -102,9 +101,10 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
         json.usage = toOpenAIUsage(usage);
       }
     }
-    cost = respondPassthrough(ctx, success, usage);
+    respondPassthrough(ctx, success, usage);
   } finally {
-    admission.settle(cost);
+    // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
+    admission.settle(ctx.record.priced.costUsd);
   }
 }
 

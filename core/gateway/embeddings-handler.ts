@@ -42,7 +42,6 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
   const { model, texts, format } = validate(raw);
   record.modelRequested = model;
   const admission = admit(ctx, model, { inputTokens: texts.reduce((n, t) => n + countTokens(t), 0), maxOutputTokens: 0 });
-  let cost: number | null = null;
   try {
     const timeouts = timeoutsFor(deps, false);
     const success = await runAttempts<EmbeddingsResult>(
@@ -88,12 +87,12 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
       headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
     }
     deps.limiter.recordTokens(ctx.key.id, usage.inputTokens);
-    cost = record.priced.costUsd;
     const text = JSON.stringify(value.body);
     record.responseBody = `{"object":"list","data":[${data.length} embeddings],"usage":${JSON.stringify(value.body.usage)}}`;
     ctx.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     ctx.res.end(text);
   } finally {
-    admission.settle(cost);
+    // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
+    admission.settle(ctx.record.priced.costUsd);
   }
 }

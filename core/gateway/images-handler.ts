@@ -27,21 +27,21 @@ export async function handleImages(ctx: RequestContext, raw: Record<string, unkn
   const stream = raw.stream === true;
   ctx.record.modelRequested = model;
   const admission = admit(ctx, model, { inputTokens: countTokens(raw.prompt), maxOutputTokens: null });
-  let cost: number | null = null;
   try {
     const serving = servingCandidates(admission, '/images/generations', model);
     const body = jsonBody(raw);
     const success = await runPassthrough(ctx, serving, { path: '/images/generations', stream, jsonOnly: !stream, body: () => body });
     if (success.value.kind === 'sse') {
-      cost = await relayPassthroughStream(ctx, success);
+      await relayPassthroughStream(ctx, success);
       return;
     }
     const usage = success.value.kind === 'json' ? tokenUsage(success.value.json.usage) : null;
-    cost = respondPassthrough(ctx, success, usage);
+    respondPassthrough(ctx, success, usage);
     // The audit row keeps the shape, not megabytes of base64.
     if (success.value.kind === 'json') ctx.record.responseBody = summarizeImages(success.value.json);
   } finally {
-    admission.settle(cost);
+    // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
+    admission.settle(ctx.record.priced.costUsd);
   }
 }
 

@@ -316,6 +316,10 @@ describe('a client that disconnects mid-stream', () => {
     expect(row.status).toBe(499);
     expect(row.errorType).toBe('client_closed');
     expect(row.provider).toBe('solo');
+    // The prompt was sent and a chunk delivered: the cut-short call is billed (estimated), not free.
+    expect(row.inputTokens).toBeGreaterThan(0);
+    expect(row.pricing).toBe('estimated');
+    expect(row.costUsd).toBeGreaterThan(0);
   });
 
   it('also before the first upstream byte of a stream', async () => {
