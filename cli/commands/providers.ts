@@ -6,14 +6,10 @@ import { PROVIDER_TYPES } from '../../core/providers/types.ts';
 import type { ProviderSettings, ProviderType } from '../../core/providers/types.ts';
 import { DEMO_MODELS } from '../../core/demo/demo-upstream.ts';
 import { openKeychain, probeKeychain } from '../../core/secrets/keychain.ts';
-import { refreshProviderModels } from '../../core/gateway/discovery.ts';
-import { ProviderKeys } from '../../core/upstream/provider-keys.ts';
-import { Transport } from '../../core/upstream/transport.ts';
 import type { Store } from '../../core/storage/index.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { note, out, parseList, printJson, table, withStore } from '../context.ts';
 import { promptHidden, readStdinSecret } from '../read-secret.ts';
-import { testProviders } from './provider-test.ts';
 
 const addSchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'provider name must be 1-64 letters, digits, dots, dashes or underscores (no "/")'),
@@ -192,6 +188,7 @@ export function registerProviders(program: Command): void {
     .action(async (name: string | undefined, opts: { json?: boolean }) => {
       await withStore(async (store, home) => {
         if (name && !store.providers.get(name)) throw new CliError(`No provider named "${name}"; see \`gateway providers list\`.`);
+        const { testProviders } = await import('./provider-test.ts');
         const results = await testProviders(store, home, name);
         if (opts.json) printJson(results);
         else for (const r of results) out(`${r.ok ? 'ok  ' : 'FAIL'} ${r.provider}: ${r.verdict}`);
@@ -201,6 +198,12 @@ export function registerProviders(program: Command): void {
 }
 
 async function refresh(store: Store, home: string, name?: string) {
+  // Loaded on demand: the HTTP client and every adapter are heavy, and most commands never call a provider.
+  const [{ Transport }, { ProviderKeys }, { refreshProviderModels }] = await Promise.all([
+    import('../../core/upstream/transport.ts'),
+    import('../../core/upstream/provider-keys.ts'),
+    import('../../core/gateway/discovery.ts'),
+  ]);
   const transport = new Transport(10_000);
   try {
     const keys = new ProviderKeys(async () => openKeychain(home).catch(() => null));

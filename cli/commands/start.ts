@@ -1,7 +1,6 @@
 /** `gateway start`: runs the gateway in the foreground until Ctrl-C (which flushes the audit log). */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { startGateway } from '../../core/gateway/app.ts';
 import type { RunningGateway } from '../../core/gateway/app.ts';
 import { callToJson } from '../../core/call-json.ts';
 import { dataPaths } from '../../core/home.ts';
@@ -35,6 +34,8 @@ export function registerStart(program: Command): void {
       const home = dataHome();
       let gw: RunningGateway;
       try {
+        // Loaded here, not at the top: every other command would pay for the whole server's modules.
+        const { startGateway } = await import('../../core/gateway/app.ts');
         gw = await startGateway({ home, port: o.port, host: o.host, demo: o.demo });
       } catch (err) {
         const e = err as NodeJS.ErrnoException & { port?: number };
