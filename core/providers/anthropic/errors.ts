@@ -1,4 +1,5 @@
 import type { ErrorType } from '../../errors.ts';
+import { retryAfterMs as headerRetryAfterMs } from '../../routing/failure-policy.ts';
 import type { UpstreamFailure } from '../types.ts';
 
 /** Anthropic error type → the HTTP status it comes with (docs.claude.com/en/api/errors), for in-stream errors. */
@@ -75,21 +76,6 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return undefined;
 }
 
-/** Same precedence as the SDKs: `retry-after-ms`, then `retry-after` as seconds or an HTTP date. */
-export function parseRetryAfterMs(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | undefined {
-  const ms = header(headers, 'retry-after-ms');
-  if (ms !== undefined && ms.trim() !== '') {
-    const n = Number(ms);
-    if (Number.isFinite(n) && n >= 0) return Math.round(n);
-  }
-  const ra = header(headers, 'retry-after');
-  if (ra === undefined || ra.trim() === '') return undefined;
-  const seconds = Number(ra);
-  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
-  const date = Date.parse(ra);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 function failure(status: number, fields: AnthropicErrorFields | null, fallbackMessage: string): UpstreamFailure {
   const code = fields?.type ?? null;
   return {
@@ -114,7 +100,7 @@ export function parseAnthropicError(
   }
   const fallback = fields ? `Anthropic returned HTTP ${status}` : snippet(bodyText) || `Anthropic returned HTTP ${status} with an empty body`;
   const out = failure(mapped, fields, fallback);
-  const retryAfterMs = parseRetryAfterMs(headers);
+  const retryAfterMs = headerRetryAfterMs(headers);
   if (retryAfterMs !== undefined) out.retryAfterMs = retryAfterMs;
   return out;
 }

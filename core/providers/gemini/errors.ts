@@ -3,6 +3,7 @@
  * this adapter cannot translate.
  */
 import { GatewayError, type ErrorType } from '../../errors.ts';
+import { retryAfterMs as headerRetryAfterMs } from '../../routing/failure-policy.ts';
 import type { UpstreamFailure } from '../types.ts';
 import type { GeminiErrorBody } from './wire.ts';
 
@@ -82,18 +83,6 @@ function header(headers: Headers, name: string): string | undefined {
   return undefined;
 }
 
-/** Same precedence as the OpenAI SDKs: `retry-after-ms`, then `retry-after` as seconds or an HTTP date. */
-function retryAfterHeaderMs(headers: Headers, now: number): number | undefined {
-  const ms = header(headers, 'retry-after-ms');
-  if (ms !== undefined && ms.trim() !== '' && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Math.round(Number(ms));
-  const ra = header(headers, 'retry-after');
-  if (ra === undefined || ra.trim() === '') return undefined;
-  const seconds = Number(ra);
-  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
-  const date = Date.parse(ra);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 /** Google's front ends answer some failures with HTML pages; the title or a tag-free snippet says enough. */
 function snippet(text: string): string {
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1];
@@ -140,7 +129,7 @@ export function parseGeminiError(status: number, bodyText: string, headers: Head
     };
   }
   // A header, when present, is the transport's word and wins over the body's RetryInfo.
-  const fromHeader = retryAfterHeaderMs(headers, now);
+  const fromHeader = headerRetryAfterMs(headers);
   if (fromHeader !== undefined) out.retryAfterMs = fromHeader;
   return out;
 }
