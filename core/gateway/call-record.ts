@@ -57,6 +57,14 @@ export class CallRecord {
     this.stream = init.stream;
   }
 
+  /** Notes the attempt that answered: who served the call, after how many tries, with which secret (scrubbed later). */
+  servedBy(s: { attempts: AttemptRecord[]; candidate: { provider: string; model: string }; apiKey: string | null }): void {
+    this.attempts = s.attempts;
+    this.provider = s.candidate.provider;
+    this.model = s.candidate.model;
+    this.secrets.push(s.apiKey);
+  }
+
   elapsedMs(): number {
     return Math.round(performance.now() - this.init.startedPerf);
   }

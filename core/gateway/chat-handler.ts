@@ -65,10 +65,7 @@ async function completeChat(
   );
 
   const { candidate, value } = success;
-  record.attempts = success.attempts;
-  record.provider = candidate.provider;
-  record.model = candidate.model;
-  record.secrets.push(success.apiKey);
+  record.servedBy(success);
 
   let usage: Usage | null = value.usage;
   if (!usage) {

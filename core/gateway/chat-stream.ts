@@ -75,10 +75,7 @@ export async function streamCall(ctx: RequestContext, admission: Admission, endp
 
   const success = await runAttempts<OpenStream>(deps, admission.candidates, admission.strategy, (c, k) => open(c, k, false), () => clientGone(ctx));
   const { candidate } = success;
-  record.attempts = success.attempts;
-  record.provider = candidate.provider;
-  record.model = candidate.model;
-  record.secrets.push(success.apiKey);
+  record.servedBy(success);
 
   const res = ctx.res;
   res.writeHead(200, {

@@ -66,10 +66,7 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
       () => clientGone(ctx),
     );
     const { candidate, value } = success;
-    record.attempts = success.attempts;
-    record.provider = candidate.provider;
-    record.model = candidate.model;
-    record.secrets.push(success.apiKey);
+    record.servedBy(success);
 
     const data = Array.isArray(value.body.data) ? (value.body.data as Array<Record<string, unknown>>) : [];
     for (const item of data) {

@@ -119,10 +119,7 @@ export async function runPassthrough(ctx: RequestContext, admission: Admission, 
     },
     () => clientGone(ctx),
   );
-  record.attempts = success.attempts;
-  record.provider = success.candidate.provider;
-  record.model = success.candidate.model;
-  record.secrets.push(success.apiKey);
+  record.servedBy(success);
   return success;
 }
 
