@@ -1,0 +1,124 @@
+/**
+ * Shared bits of the benchmark: configuration from the environment, the request bodies every target
+ * receives, and small process helpers (free ports, RSS and CPU time from /proc).
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = path.resolve(BENCH_DIR, '..', '..');
+export const OUT_DIR = path.join(REPO_ROOT, '.bench');
+
+export const MODEL = 'bench-model';
+/** The prefix under which the fake upstream fails a share of requests (the failover scenario). */
+export const FLAKY_PREFIX = '/flaky';
+
+function envNumber(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${name}=${raw}: expected a number in [${min}, ${max}]`);
+  return n;
+}
+
+export interface BenchConfig {
+  /** Measured seconds per run. */
+  seconds: number;
+  /** Warm-up seconds before each measured run (results discarded). */
+  warmupSeconds: number;
+  concurrency: number;
+  /** Content chunks in the fake SSE stream (plus a finish chunk, a usage chunk and [DONE]). */
+  streamChunks: number;
+  /** Delay between SSE chunks in ms (0: written back to back). */
+  chunkDelayMs: number;
+  /** Share of requests the flaky upstream fails with a 500 in the failover scenario. */
+  flakyRate: number;
+  /** Targets to run (direct, bare, gateway, portkey); all by default. */
+  only: Set<string> | null;
+  profile: boolean;
+  /** Exit 1 when the gateway is under `minRatio` x the bare proxy's non-stream throughput. */
+  strict: boolean;
+  minRatio: number;
+}
+
+export function loadConfig(argv: string[] = process.argv.slice(2)): BenchConfig {
+  const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean)) : null;
+  return {
+    seconds: envNumber('BENCH_SECONDS', 5, 0.5, 120),
+    warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1, 0, 30),
+    concurrency: Math.round(envNumber('BENCH_CONCURRENCY', 32, 1, 1024)),
+    streamChunks: Math.round(envNumber('BENCH_STREAM_CHUNKS', 32, 1, 10_000)),
+    chunkDelayMs: envNumber('BENCH_CHUNK_DELAY_MS', 0, 0, 1000),
+    flakyRate: envNumber('BENCH_FLAKY_RATE', 0.5, 0, 1),
+    only,
+    profile: argv.includes('--profile') || process.env.BENCH_PROFILE === '1',
+    strict: argv.includes('--strict') || process.env.BENCH_STRICT === '1',
+    minRatio: envNumber('BENCH_MIN_RATIO', 0.8, 0, 10),
+  };
+}
+
+/** A realistic small chat request (~1 KB): a system prompt, one earlier turn and a question. */
+const messages = [
+  {
+    role: 'system',
+    content:
+      'You are a careful assistant for a software team. Answer concisely, cite the file you rely on, and say so when you are unsure. ' +
+      'Prefer small, reviewable changes and explain trade-offs in one or two sentences.',
+  },
+  { role: 'user', content: 'We keep a local SQLite audit log of every LLM call. How should we batch the writes so the request path never waits on disk?' },
+  {
+    role: 'assistant',
+    content:
+      'Queue each row in memory on the request path, and flush the queue in one transaction on a short timer (say 200 ms) or when it reaches a batch size. ' +
+      'Use WAL mode and a busy timeout, and flush everything on a graceful shutdown.',
+  },
+  { role: 'user', content: 'And how much can a crash lose with that design? Give me the bound in one sentence.' },
+];
+
+export const CHAT_BODY = JSON.stringify({ model: MODEL, messages, temperature: 0.2, max_tokens: 256 });
+export const STREAM_BODY = JSON.stringify({ model: MODEL, messages, temperature: 0.2, max_tokens: 256, stream: true, stream_options: { include_usage: true } });
+
+/** A port that was free a moment ago (loopback). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resident set size of a process in bytes, or null when /proc is not readable. */
+export function rssBytes(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** CPU time (user + system) a process has used so far, in ms, or null without /proc. */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(rest[11]);
+    const stime = Number(rest[12]);
+    return ((utime + stime) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+export const mib = (bytes: number | null): string => (bytes === null ? 'n/a' : `${(bytes / 1048576).toFixed(1)} MiB`);
