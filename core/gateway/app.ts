@@ -28,7 +28,6 @@ import { BudgetTracker } from './budget.ts';
 import type { GatewayDeps } from './deps.ts';
 import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
-import { warmTokenizer } from './estimate.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
 
@@ -146,7 +145,6 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     throw err;
   }
   live.startPolling(250);
-  void warmTokenizer().catch(() => undefined);
 
   const discovery = opts.skipDiscovery
     ? Promise.resolve([])

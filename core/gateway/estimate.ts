@@ -18,7 +18,9 @@ export function warmTokenizer(): Promise<void> {
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
   if (encodeFn) return encodeFn(text).length;
-  return Math.ceil(text.length / 4); // before the tokenizer is loaded: the usual rule of thumb
+  // The tokenizer costs ~70 MiB, so it loads on first need; until then, the usual rule of thumb.
+  void warmTokenizer().catch(() => undefined);
+  return Math.ceil(text.length / 4);
 }
 
 /** Text of the messages a chat request sends, for estimating its prompt tokens. */

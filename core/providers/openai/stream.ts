@@ -31,12 +31,13 @@ function takeGroqUsage(chunk: ChunkShape): Record<string, unknown> | undefined {
   return usage !== null && typeof usage === 'object' ? (usage as Record<string, unknown>) : undefined;
 }
 
+const USAGE_NULL_TAIL = ',"usage":null}';
+
 export class OpenAIStreamTranslator implements StreamTranslator {
   private usage: Usage | null = null;
   private usageChunk: Record<string, unknown> | null = null;
   /** A standard `usage` report, when one comes, wins over Groq's `x_groq.usage`. */
   private usageFromGroq = false;
-  private template: Record<string, unknown> | null = null;
   private ended = false;
 
   push(ev: SseEvent): StreamPiece[] {
@@ -51,10 +52,6 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     }
     if (chunk === null || typeof chunk !== 'object') return [];
     if (chunk.error) return [{ kind: 'error', failure: failureFromErrorObject(502, chunk.error) }];
-    if (this.template === null) {
-      this.template = { id: chunk.id, object: chunk.object ?? 'chat.completion.chunk', created: chunk.created, model: chunk.model };
-      if (chunk.system_fingerprint !== undefined) this.template.system_fingerprint = chunk.system_fingerprint;
-    }
     const choices = chunk.choices;
     const hasUsageKey = 'usage' in chunk;
     const hadGroqUsage = chunk.x_groq !== null && typeof chunk.x_groq === 'object' && 'usage' in chunk.x_groq;
@@ -72,6 +69,11 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     const first = choices[0];
     const text = typeof first?.delta?.content === 'string' ? first.delta.content : typeof first?.text === 'string' ? first.text : '';
     if (!hasUsageKey && !hadGroqUsage) return [{ kind: 'chunk', json: data, text }];
+    // OpenAI ends every chunk with `"usage":null` once usage is asked for: cut it as text rather than
+    // re-serialising the chunk (the costliest step of relaying a stream). Ending the object, it is top-level.
+    if (!hadGroqUsage && chunk.usage === null && data.endsWith(USAGE_NULL_TAIL)) {
+      return [{ kind: 'chunk', json: `${data.slice(0, -USAGE_NULL_TAIL.length)}}`, text }];
+    }
     delete chunk.usage;
     return [{ kind: 'chunk', json: JSON.stringify(chunk), text }];
   }
@@ -88,10 +90,5 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     if (this.usage && this.usageChunk) pieces.push({ kind: 'usage', usage: this.usage, chunk: this.usageChunk });
     pieces.push({ kind: 'end' });
     return pieces;
-  }
-
-  /** The id/created/model of this stream, for chunks the gateway adds itself. */
-  chunkTemplate(): Record<string, unknown> | null {
-    return this.template;
   }
 }
