@@ -77,7 +77,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   const home = ensureDataHome(opts.home);
   const paths = dataPaths(home);
   const settings = loadSettings(paths.settings, { ...opts.settings, port: opts.port ?? opts.settings?.port, host: opts.host ?? opts.settings?.host });
-  const store = Store.open(home);
+  const store = Store.open(home, { auditThread: true });
   const createdKey = opts.demo ? ensureDemo(store) : null;
   const adminToken = ensureAdminToken(paths.adminToken);
 

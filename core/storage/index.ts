@@ -6,6 +6,7 @@ import { dataPaths, ensureDataHome, type DataPaths } from '../home.ts';
 import { AliasesRepo } from './aliases-repo.ts';
 import { AuditWriter, type AuditWriterOptions } from './audit-writer.ts';
 import { readConfigVersion } from './config-version.ts';
+import { ThreadedAuditWriter, type AuditSink } from './threaded-audit-writer.ts';
 import { openDatabase, type Database } from './db.ts';
 import { KeysRepo } from './keys-repo.ts';
 import { PricesRepo } from './prices-repo.ts';
@@ -13,6 +14,8 @@ import { ProvidersRepo } from './providers-repo.ts';
 
 export interface StoreOptions {
   audit?: AuditWriterOptions;
+  /** Write audit rows on a worker thread (the server does; the CLI writes none). */
+  auditThread?: boolean;
 }
 
 export class Store {
@@ -22,16 +25,16 @@ export class Store {
   readonly aliases: AliasesRepo;
   readonly prices: PricesRepo;
   /** Starts no timer until the first row is recorded, so opening a Store from the CLI costs nothing. */
-  readonly audit: AuditWriter;
+  readonly audit: AuditSink;
   private closed = false;
 
-  constructor(db: Database, options: StoreOptions = {}) {
+  constructor(db: Database, options: StoreOptions = {}, file?: string) {
     this.db = db;
     this.keys = new KeysRepo(db);
     this.providers = new ProvidersRepo(db);
     this.aliases = new AliasesRepo(db);
     this.prices = new PricesRepo(db);
-    this.audit = new AuditWriter(db, options.audit);
+    this.audit = options.auditThread && file ? new ThreadedAuditWriter(db, file, options.audit) : new AuditWriter(db, options.audit);
   }
 
   /** Opens (creating and migrating if needed) the database in a data home. */
@@ -41,7 +44,7 @@ export class Store {
   }
 
   static openFile(file: string, options: StoreOptions = {}): Store {
-    return new Store(openDatabase(file), options);
+    return new Store(openDatabase(file), options, file);
   }
 
   static paths(home: string): DataPaths {

@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { CallRow } from '../../core/storage/audit-writer.ts';
+import { Store } from '../../core/storage/index.ts';
+
+let dir: string;
+let store: Store;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'gw-threaded-audit-'));
+  store = Store.open(dir, { auditThread: true });
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let n = 0;
+const row = (): CallRow => ({
+  id: `req_thread${String(++n).padStart(16, '0')}`,
+  time: Date.now(),
+  keyId: null,
+  keyName: null,
+  endpoint: '/v1/chat/completions',
+  modelRequested: 'm',
+  model: 'm',
+  provider: 'p',
+  status: 200,
+  errorType: null,
+  errorMessage: null,
+  stream: false,
+  inputTokens: 3,
+  outputTokens: 4,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  costUsd: 0.001,
+  pricing: 'priced',
+  priceVersion: 'v',
+  latencyMs: 5,
+  ttftMs: null,
+  attempts: 1,
+  attemptsJson: '[]',
+  requestBody: 'x'.repeat(70 * 1024),
+  responseBody: '{}',
+});
+
+const count = () => (store.db.prepare('SELECT count(*) AS n FROM calls').get() as { n: number }).n;
+
+it('writes on the worker thread; flush() is synchronous and reports what it wrote', () => {
+  const seen: string[] = [];
+  store.audit.onRow((r) => seen.push(r.id));
+  for (let i = 0; i < 25; i++) store.audit.record(row());
+  expect(seen).toHaveLength(25);
+  expect(store.audit.flush()).toBe(25);
+  expect(count()).toBe(25);
+  // The worker applies the same 64 KiB body cap.
+  const body = store.db.prepare('SELECT request_body FROM calls LIMIT 1').get() as { request_body: string };
+  expect(Buffer.byteLength(body.request_body)).toBeLessThanOrEqual(64 * 1024);
+});
+
+it('flushes on its own within the interval, and close() writes what is left', async () => {
+  store.audit.record(row());
+  const deadline = Date.now() + 3_000;
+  while (count() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  expect(count()).toBe(1);
+  store.audit.record(row());
+  store.audit.close();
+  const again = Store.open(dir);
+  try {
+    expect((again.db.prepare('SELECT count(*) AS n FROM calls').get() as { n: number }).n).toBe(2);
+  } finally {
+    again.close();
+  }
+});
