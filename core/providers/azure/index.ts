@@ -4,12 +4,9 @@
  * (`{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...`) when the provider's
  * options carry an `apiVersion`. `options.deployments` maps model ids to deployment names.
  */
-import { fromOpenAIUsage } from '../../usage.ts';
-import { retryAfterMs } from '../../routing/failure-policy.ts';
 import { joinUrl } from '../base-url.ts';
-import { parseOpenAIError } from '../openai/errors.ts';
+import { makeOpenAIAdapter } from '../openai/index.ts';
 import { openAIChatBody, openAIPassthroughRequest } from '../openai/request.ts';
-import { OpenAIStreamTranslator } from '../openai/stream.ts';
 import type { CallContext, ProviderAdapter, ProviderSettings, UpstreamRequest } from '../types.ts';
 
 function endpointRoot(baseUrl: string): string {
@@ -51,34 +48,23 @@ function chatRequest(body: Parameters<ProviderAdapter['chatRequest']>[0], ctx: C
   return { method: 'POST', url: azureUrl(ctx, 'chat/completions', ctx.model), headers: headers(ctx.apiKey), body: JSON.stringify(out) };
 }
 
+/** Azure answers in OpenAI's shapes: responses, streams, errors and model lists parse the same way. */
+const openAIShapes = makeOpenAIAdapter('azure');
+
 export const azureAdapter: ProviderAdapter = {
   type: 'azure',
   chatRequest,
-  chatResponse(json) {
-    const body = json as Record<string, unknown>;
-    return { body, usage: fromOpenAIUsage(body.usage) };
-  },
-  chatStream: () => new OpenAIStreamTranslator(),
-  parseError(status, bodyText, h) {
-    const failure = parseOpenAIError(status, bodyText);
-    const wait = retryAfterMs(h);
-    return wait === undefined ? failure : { ...failure, retryAfterMs: wait };
-  },
+  chatResponse: openAIShapes.chatResponse,
+  chatStream: openAIShapes.chatStream,
+  parseError: openAIShapes.parseError,
   modelsRequest: (ctx) => ({ method: 'GET', url: azureUrl(ctx, 'models', ''), headers: headers(ctx.apiKey) }),
-  parseModels(json) {
-    const data = (json as { data?: unknown })?.data;
-    if (!Array.isArray(data)) return [];
-    return data.map((m) => (m as { id?: unknown })?.id).filter((id): id is string => typeof id === 'string');
-  },
+  parseModels: openAIShapes.parseModels,
   embeddingsRequest(body, ctx) {
     const out: Record<string, unknown> = { ...body, model: deploymentFor(ctx.provider, ctx.model) };
     delete out.user;
     return { method: 'POST', url: azureUrl(ctx, 'embeddings', ctx.model), headers: headers(ctx.apiKey), body: JSON.stringify(out) };
   },
-  embeddingsResponse(json) {
-    const body = json as Record<string, unknown>;
-    return { body, usage: fromOpenAIUsage(body.usage) };
-  },
+  embeddingsResponse: openAIShapes.embeddingsResponse,
   // Both API shapes serve these paths; the v1 API reads the deployment from the body's `model`.
   passthroughRequest: (path, body, ctx) =>
     openAIPassthroughRequest(azureUrl(ctx, path.slice(1) as AzureOp, ctx.model), headers(ctx.apiKey), body, deploymentFor(ctx.provider, ctx.model)),
