@@ -20,7 +20,8 @@ export function clearServerState(home: string, pid = process.pid): void {
   if (s && s.pid === pid) rmSync(file(home), { force: true });
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, under another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -34,7 +35,7 @@ export function readServerState(home: string): ServerState | null {
   if (!existsSync(file(home))) return null;
   try {
     const s = JSON.parse(readFileSync(file(home), 'utf8')) as ServerState;
-    return typeof s.pid === 'number' && alive(s.pid) ? s : null;
+    return typeof s.pid === 'number' && processAlive(s.pid) ? s : null;
   } catch {
     return null;
   }

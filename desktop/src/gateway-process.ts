@@ -12,7 +12,7 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDataHome, resolveDataHome } from '../../core/home.ts';
-import { clearServerState, readServerState } from '../../core/server-state.ts';
+import { clearServerState, processAlive, readServerState } from '../../core/server-state.ts';
 import type { ServerState } from '../../core/server-state.ts';
 import { readAdminToken } from './admin-client.ts';
 
@@ -190,15 +190,6 @@ export async function ensureGateway(opts: StartOptions): Promise<GatewayConnecti
   return (await findGateway(opts.home)) ?? startGatewayProcess(opts);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Stops the gateway with SIGTERM (it flushes the audit log and removes `server.json`), and SIGKILL
  * after `timeoutMs` (then the tray removes the stale `server.json` itself). Works for a gateway the
@@ -206,7 +197,7 @@ function alive(pid: number): boolean {
  * at once, without the flush.)
  */
 export async function stopGateway(conn: GatewayConnection, opts: { timeoutMs?: number } = {}): Promise<void> {
-  const running = () => (conn.child ? conn.child.exitCode === null && conn.child.signalCode === null : alive(conn.pid));
+  const running = () => (conn.child ? conn.child.exitCode === null && conn.child.signalCode === null : processAlive(conn.pid));
   /** Whether the process ended within `ms`. */
   const ended = async (ms: number): Promise<boolean> => {
     const until = Date.now() + ms;
