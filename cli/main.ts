@@ -1,4 +1,5 @@
 /** The `gateway` command. Exit codes: 0 success, 1 failure, 2 bad usage. */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { StorageError } from '../core/storage/db.ts';
 import { KeychainUnavailableError } from '../core/secrets/secret-store.ts';
@@ -16,6 +17,7 @@ import { registerUsage } from './commands/usage.ts';
 export function buildProgram(): Command {
   const program = new Command('gateway')
     .description('A local LLM gateway: one OpenAI-compatible endpoint for every tool on this machine.')
+    .version(packageVersion(), '-v, --version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -33,6 +35,14 @@ export function buildProgram(): Command {
     for (const sub of c.commands) sub.exitOverride();
   }
   return program;
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
 }
 
 export async function main(argv: string[]): Promise<void> {
