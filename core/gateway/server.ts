@@ -149,6 +149,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     const ctx = context(req, res, requestId, record, cors);
     try {
       ctx.key = authenticate(req, deps.live);
+      // A key with limits sees its rate-limit state on every response; only model calls count against it.
+      if (ctx.key.rpm || ctx.key.tpm) Object.assign(ctx.baseHeaders, deps.limiter.peek(ctx.key.id, { rpm: ctx.key.rpm, tpm: ctx.key.tpm }).headers);
       switch (route) {
         case 'models':
           return handleListModels(ctx);

@@ -56,6 +56,15 @@ export class RateLimiter {
   }
 
   check(keyId: string, limits: RateLimits): RateDecision {
+    return this.#decide(keyId, limits, true);
+  }
+
+  /** The same answer and headers as `check`, without counting a request (for calls that are not model calls). */
+  peek(keyId: string, limits: RateLimits): RateDecision {
+    return this.#decide(keyId, limits, false);
+  }
+
+  #decide(keyId: string, limits: RateLimits, consume: boolean): RateDecision {
     const now = this.#clock.now();
     this.#sweep(now);
     const rpm = limits.rpm ?? null;
@@ -70,7 +79,7 @@ export class RateLimiter {
     }
     if (tpm !== null && w.tokenSum >= tpm) wait = Math.max(wait, this.#tokenWait(w, tpm, now));
     const allowed = wait === 0;
-    if (allowed && rpm !== null) w.requests.push(now);
+    if (consume && allowed && rpm !== null) w.requests.push(now);
 
     const headers: Record<string, string> = {};
     if (rpm !== null) {

@@ -288,6 +288,12 @@ describe('429 rate_limit_exceeded (the key\'s own limit)', () => {
     const err = await failure<NotFoundError>(chat(client, 'no-such-model-anywhere'));
     expect(err.status).toBe(404);
     expect(err.headers?.get('x-ratelimit-limit-requests')).toBe('100');
+    // So does a models listing, which shows the state without spending a request.
+    const listed = await fetch(`${t.baseUrl}/models`, { headers: { authorization: `Bearer ${t.keys.roomy}` } });
+    const remaining = Number(listed.headers.get('x-ratelimit-remaining-requests'));
+    expect(listed.headers.get('x-ratelimit-limit-tokens')).toBe('100000');
+    const again = await fetch(`${t.baseUrl}/models`, { headers: { authorization: `Bearer ${t.keys.roomy}` } });
+    expect(Number(again.headers.get('x-ratelimit-remaining-requests'))).toBe(remaining);
   });
 });
 
