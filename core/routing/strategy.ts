@@ -5,9 +5,10 @@
  * - cheapest: ascending price; an unknown price (null, or not a finite number >= 0) goes after every
  *   known one; ties (and the unknown group) by priority, then seq.
  * - fastest: ascending time-to-first-token estimate. An unknown latency is ranked as if it equalled the
- *   MEDIAN of the known estimates among these candidates (after a known one of equal value): so a new
- *   provider goes after the known-fast ones but before the known-slow ones, and gets measured sooner or
- *   later. With no estimates at all this is the priority order. Ties by priority, then seq.
+ *   MEDIAN of the known estimates among these candidates, BEFORE a known one of equal value: a new
+ *   provider goes after the known-fast ones but before the known-slow ones, and with one measured rival
+ *   it is tried next, so it gets measured instead of never being chosen. With no estimates at all this is
+ *   the priority order. Ties by priority, then seq.
  *
  * Health always counts: a candidate whose breaker would refuse an attempt now (`isAvailable` false:
  * open, or half-open with its probe already out) moves to the END, keeping the strategy's order among
@@ -68,7 +69,7 @@ function sortByKey<T extends Candidate>(cands: readonly T[], keyOf: (c: T) => nu
     const k = keyOf(c);
     return { c, key: k ?? fill ?? Number.POSITIVE_INFINITY, unknown: k === undefined };
   });
-  rows.sort((a, b) => a.key - b.key || Number(a.unknown) - Number(b.unknown) || byPriority(a.c, b.c));
+  rows.sort((a, b) => a.key - b.key || Number(b.unknown) - Number(a.unknown) || byPriority(a.c, b.c));
   return rows.map((r) => r.c);
 }
 

@@ -72,9 +72,14 @@ describe('orderCandidates: fastest', () => {
     expect(names(orderCandidates(cands, 'fastest', deps()))).toEqual(['fast', 'new', 'slow']);
   });
 
-  it('unknown goes after a known candidate equal to the median', () => {
+  it('unknown goes before a known candidate equal to the median, so it gets measured', () => {
     const cands = [c('new', 1, 0), c('x', 1, 1, null, 300), c('y', 1, 2, null, 200), c('z', 1, 3, null, 400)];
-    expect(names(orderCandidates(cands, 'fastest', deps()))).toEqual(['y', 'x', 'new', 'z']);
+    expect(names(orderCandidates(cands, 'fastest', deps()))).toEqual(['y', 'new', 'x', 'z']);
+  });
+
+  it('with one measured rival, an unmeasured provider is tried next', () => {
+    const cands = [c('measured', 1, 0, null, 50), c('new', 1, 1)];
+    expect(names(orderCandidates(cands, 'fastest', deps()))).toEqual(['new', 'measured']);
   });
 
   it('with no estimates at all it is the priority order', () => {
