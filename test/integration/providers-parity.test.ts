@@ -22,7 +22,7 @@ type Kind = 'openai' | 'anthropic' | 'gemini';
 
 const SECRETS: Record<Kind, string> = {
   openai: 'sk-parity-openai-0123456789abcdef',
-  anthropic: 'sk-ant-parity-0123456789abcdef',
+  anthropic: 'test-ant-parity-0123456789abcdef',
   gemini: 'AIzaParityGemini0123456789abcdef',
 };
 const MODELS: Record<Kind, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5', gemini: 'gemini-2.5-flash' };

@@ -76,7 +76,7 @@ describe('generic names', () => {
       models: ['claude-3-7-sonnet-20250219', 'claude-sonnet-4-5-20250929', 'claude-sonnet-4-20250514', 'claude-haiku-4-5-20251001', 'claude-3-5-haiku-20241022'],
     });
     // No --models: the gateway learns the list from the provider itself on start.
-    const t = await gateway({ providers: [{ name: 'an', type: 'anthropic', baseUrl: an.url, secret: 'sk-ant-test-0123456789abcdef' }] });
+    const t = await gateway({ providers: [{ name: 'an', type: 'anthropic', baseUrl: an.url, secret: 'test-ant-key-0123456789abcdef' }] });
     expect(t.gw.deps.live.allModels.has('claude-sonnet-4-5-20250929')).toBe(true);
 
     const r = await chat(t, 'claude-sonnet');
@@ -93,7 +93,7 @@ describe('generic names', () => {
 
   it('dated names pass through untouched, even when a newer version exists', async () => {
     const an = await anthropicFake({ models: ['claude-sonnet-4-20250514', 'claude-sonnet-4-5-20250929'] });
-    const t = await gateway({ providers: [{ name: 'an', type: 'anthropic', baseUrl: an.url, secret: 'sk-ant-test-0123456789abcdef' }] });
+    const t = await gateway({ providers: [{ name: 'an', type: 'anthropic', baseUrl: an.url, secret: 'test-ant-key-0123456789abcdef' }] });
     const r = await chat(t, 'claude-sonnet-4-20250514');
     expect(r.model).toBe('claude-sonnet-4-20250514');
     expect(modelSent(an)).toBe('claude-sonnet-4-20250514');
