@@ -1,6 +1,6 @@
 /** User aliases: a name that routes to an ordered list of provider/model targets. */
 import type BetterSqlite3 from 'better-sqlite3';
-import { bumpConfigVersion } from './config-version.ts';
+import { changeConfig } from './config-version.ts';
 import { StorageError, type Database } from './db.ts';
 
 export const ROUTING_STRATEGIES = ['priority', 'cheapest', 'fastest'] as const;
@@ -43,17 +43,14 @@ export class AliasesRepo {
       throw new StorageError('invalid_input', `a routing strategy is one of ${ROUTING_STRATEGIES.join(', ')}`);
     }
     const clean = checkTargets(targets);
-    this.db
-      .transaction(() => {
-        this.db
-          .prepare(
-            `INSERT INTO aliases (name, targets, strategy) VALUES (?, ?, ?)
-             ON CONFLICT (name) DO UPDATE SET targets = excluded.targets, strategy = excluded.strategy`,
-          )
-          .run(name, JSON.stringify(clean), strategy);
-        bumpConfigVersion(this.db);
-      })
-      .immediate();
+    changeConfig(this.db, () => {
+      this.db
+        .prepare(
+          `INSERT INTO aliases (name, targets, strategy) VALUES (?, ?, ?)
+           ON CONFLICT (name) DO UPDATE SET targets = excluded.targets, strategy = excluded.strategy`,
+        )
+        .run(name, JSON.stringify(clean), strategy);
+    });
     return { name, targets: clean, strategy };
   }
 
@@ -67,13 +64,10 @@ export class AliasesRepo {
   }
 
   remove(name: string): void {
-    this.db
-      .transaction(() => {
-        const { changes } = this.db.prepare(`DELETE FROM aliases WHERE name = ?`).run(name);
-        if (changes === 0) throw new StorageError('alias_not_found', `no alias named "${name}"`);
-        bumpConfigVersion(this.db);
-      })
-      .immediate();
+    changeConfig(this.db, () => {
+      const { changes } = this.db.prepare(`DELETE FROM aliases WHERE name = ?`).run(name);
+      if (changes === 0) throw new StorageError('alias_not_found', `no alias named "${name}"`);
+    });
   }
 }
 

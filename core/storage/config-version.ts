@@ -34,3 +34,18 @@ export function readConfigVersion(db: Database): number {
 export function bumpConfigVersion(db: Database): void {
   statements(db).bump.run();
 }
+
+/**
+ * Runs a configuration change and bumps `config_version` in one IMMEDIATE transaction, so a CLI write
+ * and the server's poll never see one without the other, and writers wait (busy timeout) rather than
+ * fail with SQLITE_BUSY.
+ */
+export function changeConfig<T>(db: Database, change: () => T): T {
+  return db
+    .transaction(() => {
+      const result = change();
+      bumpConfigVersion(db);
+      return result;
+    })
+    .immediate();
+}

@@ -5,7 +5,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { displayPrefix, generateLocalKey, hashLocalKey, randomBase62 } from '../keys/local-key.ts';
-import { bumpConfigVersion } from './config-version.ts';
+import { changeConfig } from './config-version.ts';
 import { StorageError, type Database } from './db.ts';
 
 export const KEY_STATES = ['active', 'disabled', 'deleted'] as const;
@@ -98,7 +98,7 @@ export class KeysRepo {
     const limits = limitColumns(input, null);
     const secret = generateLocalKey();
     const id = `key_${randomBase62(16)}`;
-    return this.mutate(() => {
+    return changeConfig(this.db, () => {
       if (this.byLiveName.get(name) !== undefined) {
         throw new StorageError('key_exists', `a key named "${name}" already exists`);
       }
@@ -138,7 +138,7 @@ export class KeysRepo {
     if (state !== 'active' && state !== 'disabled') {
       throw new StorageError('invalid_input', `a key's state can be set to active or disabled, not "${String(state)}"`);
     }
-    return this.mutate(() => {
+    return changeConfig(this.db, () => {
       const key = this.mustFindLive(name);
       this.db.prepare(`UPDATE keys SET state = ? WHERE id = ?`).run(state, key.id);
       return this.mustGetById(key.id);
@@ -147,7 +147,7 @@ export class KeysRepo {
 
   /** Marks the key deleted; the row stays so past calls still name it, and the name becomes free. */
   delete(name: string): StoredKey {
-    return this.mutate(() => {
+    return changeConfig(this.db, () => {
       const key = this.mustFindLive(name);
       this.db.prepare(`UPDATE keys SET state = 'deleted', deleted_at = ? WHERE id = ?`).run(Date.now(), key.id);
       return this.mustGetById(key.id);
@@ -157,7 +157,7 @@ export class KeysRepo {
   /** A new secret for the same key (id, name, state, limits and history); the old secret stops working. */
   rotate(name: string): IssuedKey {
     const secret = generateLocalKey();
-    return this.mutate(() => {
+    return changeConfig(this.db, () => {
       const key = this.mustFindLive(name);
       this.db
         .prepare(`UPDATE keys SET hash = ?, prefix = ?, rotated_at = ? WHERE id = ?`)
@@ -167,7 +167,7 @@ export class KeysRepo {
   }
 
   update(name: string, patch: KeyPatch): StoredKey {
-    return this.mutate(() => {
+    return changeConfig(this.db, () => {
       const key = this.mustFindLive(name);
       const newName = patch.name === undefined ? key.name : checkName(patch.name);
       if (newName !== key.name && this.byLiveName.get(newName) !== undefined) {
@@ -183,20 +183,6 @@ export class KeysRepo {
         .run({ id: key.id, name: newName, ...limits });
       return this.mustGetById(key.id);
     });
-  }
-
-  /**
-   * IMMEDIATE: take the write lock before reading, so a concurrent writer in another process makes us
-   * wait (busy timeout) rather than fail with SQLITE_BUSY when a read transaction tries to upgrade.
-   */
-  private mutate<T>(change: () => T): T {
-    return this.db
-      .transaction(() => {
-        const result = change();
-        bumpConfigVersion(this.db);
-        return result;
-      })
-      .immediate();
   }
 
   private mustFindLive(name: string): StoredKey {

@@ -3,7 +3,7 @@
  * a key with a budget gets to use a model the bundled data does not know.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { bumpConfigVersion } from './config-version.ts';
+import { changeConfig } from './config-version.ts';
 import { StorageError, type Database } from './db.ts';
 
 export interface PriceInput {
@@ -57,21 +57,18 @@ export class PricesRepo {
       cache_write_per_mtok: price.cacheWritePerMtok == null ? null : checkPrice('cache write', price.cacheWritePerMtok),
       updated_at: Date.now(),
     };
-    this.db
-      .transaction(() => {
-        this.db
-          .prepare(
-            `INSERT INTO prices (model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, updated_at)
-             VALUES (@model, @input_per_mtok, @output_per_mtok, @cache_read_per_mtok, @cache_write_per_mtok, @updated_at)
-             ON CONFLICT (model) DO UPDATE SET
-               input_per_mtok = excluded.input_per_mtok, output_per_mtok = excluded.output_per_mtok,
-               cache_read_per_mtok = excluded.cache_read_per_mtok, cache_write_per_mtok = excluded.cache_write_per_mtok,
-               updated_at = excluded.updated_at`,
-          )
-          .run(row);
-        bumpConfigVersion(this.db);
-      })
-      .immediate();
+    changeConfig(this.db, () => {
+      this.db
+        .prepare(
+          `INSERT INTO prices (model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, updated_at)
+           VALUES (@model, @input_per_mtok, @output_per_mtok, @cache_read_per_mtok, @cache_write_per_mtok, @updated_at)
+           ON CONFLICT (model) DO UPDATE SET
+             input_per_mtok = excluded.input_per_mtok, output_per_mtok = excluded.output_per_mtok,
+             cache_read_per_mtok = excluded.cache_read_per_mtok, cache_write_per_mtok = excluded.cache_write_per_mtok,
+             updated_at = excluded.updated_at`,
+        )
+        .run(row);
+    });
     return toPrice(row);
   }
 
@@ -85,13 +82,10 @@ export class PricesRepo {
   }
 
   remove(model: string): void {
-    this.db
-      .transaction(() => {
-        const { changes } = this.db.prepare(`DELETE FROM prices WHERE model = ?`).run(model);
-        if (changes === 0) throw new StorageError('price_not_found', `no price set for "${model}"`);
-        bumpConfigVersion(this.db);
-      })
-      .immediate();
+    changeConfig(this.db, () => {
+      const { changes } = this.db.prepare(`DELETE FROM prices WHERE model = ?`).run(model);
+      if (changes === 0) throw new StorageError('price_not_found', `no price set for "${model}"`);
+    });
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { PROVIDER_TYPES, type ProviderSettings } from '../providers/types.ts';
-import { bumpConfigVersion } from './config-version.ts';
+import { bumpConfigVersion, changeConfig } from './config-version.ts';
 import { StorageError, type Database } from './db.ts';
 
 export type NewProvider = Omit<ProviderSettings, 'seq'>;
@@ -52,7 +52,7 @@ export class ProvidersRepo {
   add(settings: NewProvider): ProviderSettings {
     const name = checkProviderName(settings.name);
     const columns = toColumns(settings);
-    return this.mutate(() => {
+    return changeConfig(this.db, () => {
       if (this.byName.get(name) !== undefined) {
         throw new StorageError('provider_exists', `a provider named "${name}" already exists`);
       }
@@ -78,7 +78,7 @@ export class ProvidersRepo {
   }
 
   remove(name: string): ProviderSettings {
-    return this.mutate(() => {
+    return changeConfig(this.db, () => {
       const existing = this.mustGet(name);
       // provider_models rows go with it (ON DELETE CASCADE).
       this.db.prepare(`DELETE FROM providers WHERE name = ?`).run(name);
@@ -87,7 +87,7 @@ export class ProvidersRepo {
   }
 
   update(name: string, patch: ProviderPatch): ProviderSettings {
-    return this.mutate(() => {
+    return changeConfig(this.db, () => {
       const current = this.mustGet(name);
       const next: NewProvider = { ...current, ...definedOnly(patch) };
       const columns = toColumns(next);
@@ -152,16 +152,6 @@ export class ProvidersRepo {
       served.set(provider.name, provider.models ?? discovered.get(provider.name) ?? []);
     }
     return served;
-  }
-
-  private mutate<T>(change: () => T): T {
-    return this.db
-      .transaction(() => {
-        const result = change();
-        bumpConfigVersion(this.db);
-        return result;
-      })
-      .immediate();
   }
 
   private mustGet(name: string): ProviderSettings {

@@ -7,39 +7,17 @@
 import OpenAI from 'openai';
 import type { Completion } from 'openai/resources/completions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { getCall } from '../../core/storage/audit-queries.ts';
-import type { StoredCall } from '../../core/storage/audit-queries.ts';
 import { startOpenAIExtraUpstream } from '../fakes/openai-extra-upstream.ts';
 import type { ExtraUpstream } from '../fakes/openai-extra-upstream.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { auditRow, apiError } from '../support/call-checks.ts';
 
 const MODEL = 'gpt-3.5-turbo-instruct';
 const ALPHA_SECRET = 'sk-alpha-upstream-0123456789abcdef';
 const BETA_SECRET = 'sk-beta-upstream-0123456789abcdef';
 
-/** The audit row of a call, once the writer has it (polled with a deadline). */
-async function auditRow(t: TestGateway, id: string | null | undefined): Promise<StoredCall> {
-  expect(id).toBeTruthy();
-  const deadline = Date.now() + 3_000;
-  for (;;) {
-    t.flush();
-    const row = getCall(t.gw.deps.store.db, id as string);
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no audit row for ${id}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
-async function apiError(p: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof OpenAI.APIError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 interface Rig {
   t: TestGateway;

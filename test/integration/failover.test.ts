@@ -8,12 +8,11 @@ import OpenAI from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Settings } from '../../core/settings.ts';
-import { getCall } from '../../core/storage/audit-queries.ts';
-import type { StoredCall } from '../../core/storage/audit-queries.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import type { FakeUpstream } from '../fakes/fault.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway, TestProvider } from '../support/gateway-harness.ts';
+import { auditRow, apiError } from '../support/call-checks.ts';
 
 const MODEL = 'gpt-4o-mini';
 const ALPHA_SECRET = 'sk-alpha-upstream-0123456789abcdef';
@@ -55,28 +54,7 @@ async function rig(opts: { settings?: Partial<Settings>; alphaUrl?: string; only
   return { t, alpha, beta, client: t.client() };
 }
 
-/** The audit row of a call, once the writer has it (polled with a deadline, never a fixed sleep). */
-async function auditRow(t: TestGateway, id: string | null | undefined): Promise<StoredCall> {
-  expect(id).toBeTruthy();
-  const deadline = Date.now() + 3_000;
-  for (;;) {
-    t.flush();
-    const row = getCall(t.gw.deps.store.db, id as string);
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no audit row for ${id}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
-async function apiError(p: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof OpenAI.APIError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 async function streamText(stream: AsyncIterable<ChatCompletionChunk>): Promise<string> {
   let text = '';

@@ -7,13 +7,12 @@
  */
 import OpenAI, { toFile } from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { getCall } from '../../core/storage/audit-queries.ts';
-import type { StoredCall } from '../../core/storage/audit-queries.ts';
 import { FAKE_PNG_B64, fakeTranscript, startOpenAIExtraUpstream } from '../fakes/openai-extra-upstream.ts';
 import type { ExtraUpstream } from '../fakes/openai-extra-upstream.ts';
 import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { apiError, auditRow } from '../support/call-checks.ts';
 
 const ALPHA_SECRET = 'sk-alpha-upstream-0123456789abcdef';
 const BETA_SECRET = 'sk-beta-upstream-0123456789abcdef';
@@ -22,27 +21,7 @@ const MODELS = ['gpt-image-1', 'dall-e-3', 'whisper-1', 'gpt-4o-transcribe'];
 /** A small WAV-like payload with bytes that are not valid UTF-8, to prove the body is forwarded byte for byte. */
 const AUDIO = Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'), Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0x0d, 0x0a, 0x2d, 0x2d, 0x99])]);
 
-async function auditRow(t: TestGateway, id: string | null | undefined): Promise<StoredCall> {
-  expect(id).toBeTruthy();
-  const deadline = Date.now() + 3_000;
-  for (;;) {
-    t.flush();
-    const row = getCall(t.gw.deps.store.db, id as string);
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no audit row for ${id}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
-async function apiError(p: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof OpenAI.APIError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 const errorOf = async (res: Response) => (await res.json()) as { error: { message: string; type: string; param: string | null; code: string | null } };
 

@@ -7,14 +7,13 @@ import OpenAI from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Settings } from '../../core/settings.ts';
-import { getCall } from '../../core/storage/audit-queries.ts';
-import type { StoredCall } from '../../core/storage/audit-queries.ts';
 import type { AliasTarget, RoutingStrategy } from '../../core/storage/aliases-repo.ts';
 import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import type { FakeOptions, FakeUpstream } from '../fakes/fault.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway, TestGatewayOptions } from '../support/gateway-harness.ts';
+import { auditRow } from '../support/call-checks.ts';
 
 const messages = [{ role: 'user' as const, content: 'route me' }];
 
@@ -39,17 +38,6 @@ async function gateway(opts: TestGatewayOptions): Promise<TestGateway> {
   return t;
 }
 
-async function auditRow(t: TestGateway, id: string | null | undefined): Promise<StoredCall> {
-  expect(id).toBeTruthy();
-  const deadline = Date.now() + 3_000;
-  for (;;) {
-    t.flush();
-    const row = getCall(t.gw.deps.store.db, id as string);
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no audit row for ${id}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Writes an alias the way the CLI does (another connection), then makes the server see it now. */
 function setAlias(t: TestGateway, name: string, targets: AliasTarget[], strategy?: RoutingStrategy): void {
