@@ -1,4 +1,4 @@
-import { toOpenAIUsage } from '../../usage.ts';
+import { usagePiece } from '../usage-piece.ts';
 import type { SseEvent, StreamPiece, StreamTranslator, UpstreamFailure } from '../types.ts';
 import { streamErrorFailure } from './errors.ts';
 import { completionId, nowSeconds } from './response.ts';
@@ -159,16 +159,7 @@ export class AnthropicStreamTranslator implements StreamTranslator {
     // openai-node's stream helper throws when no chunk carries a finish_reason.
     if (!this.finishSent) out.push(this.chunk({}, 'stop'));
     if (this.sawUsage) {
-      const usage = fromAnthropicUsage(this.usage);
-      const chunk = {
-        id: this.id,
-        object: 'chat.completion.chunk',
-        created: this.created,
-        model: this.model,
-        choices: [],
-        usage: toOpenAIUsage(usage),
-      };
-      out.push({ kind: 'usage', usage, chunk });
+      out.push(usagePiece({ id: this.id, created: this.created, model: this.model }, fromAnthropicUsage(this.usage)));
     }
     out.push({ kind: 'end' });
     this.done = true;

@@ -4,8 +4,8 @@
  * totals. Gemini sends no terminal marker: the stream is complete when the connection closes after
  * every candidate has reported a `finishReason`, so usage and `end` come out of `finish()`.
  */
+import { usagePiece } from '../usage-piece.ts';
 import type { Usage } from '../../usage.ts';
-import { toOpenAIUsage } from '../../usage.ts';
 import type { CallContext, SseEvent, StreamPiece, StreamTranslator, UpstreamFailure } from '../types.ts';
 import { streamErrorFailure } from './errors.ts';
 import { toFinishReason } from './finish-reason.ts';
@@ -90,15 +90,7 @@ export class GeminiStreamTranslator implements StreamTranslator {
     }
     const out: StreamPiece[] = [];
     if (this.usage) {
-      const chunk = {
-        id: this.id,
-        object: 'chat.completion.chunk',
-        created: this.created,
-        model: this.model,
-        choices: [],
-        usage: toOpenAIUsage(this.usage),
-      };
-      out.push({ kind: 'usage', usage: this.usage, chunk });
+      out.push(usagePiece({ id: this.id, created: this.created, model: this.model }, this.usage));
     }
     out.push({ kind: 'end' });
     return out;
