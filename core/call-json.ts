@@ -28,6 +28,8 @@ export interface CallJson {
   latency_ms: number;
   ttft_ms: number | null;
   attempts: number;
+  /** Answered from a cassette: no provider was contacted, nothing was spent. Always set by callToJson; optional for older producers. */
+  replayed?: boolean;
 }
 
 export function callToJson(row: Omit<CallRow, 'requestBody' | 'responseBody'>): CallJson {
@@ -54,6 +56,7 @@ export function callToJson(row: Omit<CallRow, 'requestBody' | 'responseBody'>): 
     latency_ms: row.latencyMs,
     ttft_ms: row.ttftMs,
     attempts: row.attempts,
+    replayed: row.replayed === true,
   };
 }
 

@@ -1,6 +1,8 @@
 /** Server settings from `settings.json` in the data home, validated with zod; every field has a default. */
 import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
+import { cassetteConfigSchema, cassetteFromEnv } from './cassettes/mode.ts';
 
 export const settingsSchema = z
   .object({
@@ -34,12 +36,18 @@ export const settingsSchema = z
         maxRows: z.number().int().positive().default(1_000_000),
       })
       .prefault({}),
+    /** Record or replay every model call (see README "Record and replay"); a key's own cassette wins. */
+    cassettes: cassetteConfigSchema.optional(),
   })
   .strict();
 
 export type Settings = z.infer<typeof settingsSchema>;
 
-export function loadSettings(file: string, overrides: Partial<Settings> = {}): Settings {
+/**
+ * Precedence: `overrides` (command-line flags) over the environment (`GATEWAY_CASSETTE_MODE`/`_DIR`,
+ * how `gateway run` hands its choice to a gateway it starts) over the file.
+ */
+export function loadSettings(file: string, overrides: Partial<Settings> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
   let raw: unknown = {};
   if (existsSync(file)) {
     try {
@@ -48,12 +56,16 @@ export function loadSettings(file: string, overrides: Partial<Settings> = {}): S
       throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
     }
   }
-  const parsed = settingsSchema.safeParse({ ...(raw as object), ...stripUndefined(overrides) });
+  const fromEnv = cassetteFromEnv(env);
+  const parsed = settingsSchema.safeParse({ ...(raw as object), ...(fromEnv ? { cassettes: fromEnv } : {}), ...stripUndefined(overrides) });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`${file}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
   }
-  return parsed.data;
+  const settings = parsed.data;
+  // A relative cassette directory in settings.json is relative to the data home's file, not the cwd.
+  if (settings.cassettes && !path.isAbsolute(settings.cassettes.dir)) settings.cassettes = { ...settings.cassettes, dir: path.resolve(path.dirname(file), settings.cassettes.dir) };
+  return settings;
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createCassetteLayer } from '../cassettes/layer.ts';
 import { GatewayError, notFound } from '../errors.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { AttemptsFailed, ClientGone } from './attempts.ts';
@@ -38,6 +39,10 @@ export interface ServerHooks {
 export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}): Server {
   const allowedHosts = new Set(deps.settings.allowedHosts.map((h) => h.toLowerCase()));
   const corsOrigins = new Set(deps.settings.corsOrigins);
+  const cassettes = createCassetteLayer(deps, (row) => {
+    deps.store.audit.record(row);
+    hooks.onCall?.(row);
+  });
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((err) => {
       if (!res.headersSent) sendError(res, err);
@@ -69,7 +74,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     const match = matchRoute(method, path);
     switch (match.kind) {
       case 'call':
-        return modelCall(req, res, requestId, match.route, match.endpoint, cors);
+        // Record and replay wrap whichever handler serves the route, keyed by its endpoint (core/cassettes/).
+        return cassettes(req, res, { endpoint: match.endpoint, requestId, headers: cors }, (r) => modelCall(r, res, requestId, match.route, match.endpoint, cors));
       case 'plain':
         return plain(req, res, requestId, match.route, match.param, new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)), cors);
       case 'admin':

@@ -48,6 +48,8 @@ export interface CallRow {
   /** Already redacted by the caller; capped to `maxBodyBytes` here. */
   requestBody: string | null;
   responseBody: string | null;
+  /** Answered from a cassette, without contacting a provider (absent means false). */
+  replayed?: boolean;
 }
 
 export interface AuditWriterOptions {
@@ -82,6 +84,7 @@ const CALL_COLUMNS = [
   'id', 'time', 'key_id', 'key_name', 'endpoint', 'model_requested', 'model', 'provider', 'status', 'error_type',
   'error_message', 'stream', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens',
   'cost_usd', 'pricing', 'price_version', 'latency_ms', 'ttft_ms', 'attempts', 'attempts_json', 'request_body', 'response_body',
+  'replayed',
 ] as const;
 type CallColumns = Record<(typeof CALL_COLUMNS)[number], string | number | null>;
 type CallValues = (string | number | null)[];
@@ -259,6 +262,7 @@ export class AuditWriter {
       attempts_json: typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
       request_body: truncateBody(row.requestBody, this.maxBodyBytes),
       response_body: truncateBody(row.responseBody, this.maxBodyBytes),
+      replayed: row.replayed === true ? 1 : 0,
     };
   }
 }

@@ -30,6 +30,8 @@ export interface StoredKey {
   tpm: number | null;
   /** Model allow-list; null allows every model. */
   models: string[] | null;
+  /** This key's own cassette (`MODE:DIR`, see core/cassettes/mode.ts), or null for the gateway's setting. */
+  cassette: string | null;
 }
 
 export interface KeyLimits {
@@ -70,6 +72,7 @@ interface KeyRow {
   rpm: number | null;
   tpm: number | null;
   models: string | null;
+  cassette?: string | null;
 }
 
 type LimitColumns = Pick<KeyRow, 'budget_usd' | 'budget_period' | 'rpm' | 'tpm' | 'models'>;
@@ -185,6 +188,18 @@ export class KeysRepo {
     });
   }
 
+  /** Sets (or with null clears) the key's own cassette, a `MODE:DIR` spec validated by the caller. */
+  setCassette(name: string, spec: string | null): StoredKey {
+    if (spec !== null && (typeof spec !== 'string' || spec.length === 0 || /\p{Cc}/u.test(spec))) {
+      throw new StorageError('invalid_input', 'a cassette is MODE:DIR, e.g. replay:/path/to/cassettes');
+    }
+    return changeConfig(this.db, () => {
+      const key = this.mustFindLive(name);
+      this.db.prepare(`UPDATE keys SET cassette = ? WHERE id = ?`).run(spec, key.id);
+      return this.mustGetById(key.id);
+    });
+  }
+
   private mustFindLive(name: string): StoredKey {
     const key = this.findByName(name);
     if (key === null) throw new StorageError('key_not_found', `no key named "${name}"`);
@@ -265,6 +280,7 @@ function toStoredKey(row: KeyRow): StoredKey {
     rpm: row.rpm,
     tpm: row.tpm,
     models: row.models === null ? null : parseModels(row),
+    cassette: row.cassette ?? null,
   };
 }
 

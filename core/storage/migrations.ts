@@ -112,6 +112,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX calls_key_time ON calls (key_id, time, cost_usd);
     `,
   },
+  {
+    version: 2,
+    name: 'cassettes: a key may record or replay on its own; calls answered from a cassette are marked',
+    sql: `
+      -- MODE:DIR (record, replay or replay-or-record), or NULL for the gateway's own setting.
+      ALTER TABLE keys ADD COLUMN cassette TEXT;
+      ALTER TABLE calls ADD COLUMN replayed INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The newest schema this code knows. */

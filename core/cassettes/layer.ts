@@ -1,0 +1,185 @@
+/**
+ * The cassette layer at the gateway's HTTP edge. It wraps whatever handler serves a model-call route,
+ * for every protocol, and decides per request (the key's own cassette, else the gateway's):
+ * - no cassette: the handler runs untouched (the cost is one key lookup);
+ * - `replay`: the answer comes from the cassette, or a `cassette_miss` 404; no provider is contacted;
+ * - `replay-or-record`: a hit replays, a miss runs the handler and records what it wrote;
+ * - `record`: the handler runs and what it wrote is recorded.
+ * A replayed call costs nothing (its audit row has cost 0 and `replayed`), and its headers say what the
+ * original cost. Requests without a valid key, or whose body cannot be read as JSON or multipart, go
+ * to the handler, which refuses them as usual; they are never recorded.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.ts';
+import { authenticate, bearerToken } from '../gateway/auth.ts';
+import { CallRecord } from '../gateway/call-record.ts';
+import type { GatewayDeps } from '../gateway/deps.ts';
+import { readBody } from '../gateway/read-body.ts';
+import { scrubSecrets } from '../gateway/scrub.ts';
+import type { CallRow } from '../storage/audit-writer.ts';
+import type { StoredKey } from '../storage/keys-repo.ts';
+import { answerFacts } from './answer-facts.ts';
+import { requestWithBody } from './buffered-request.ts';
+import { canonicalRequest } from './canonical.ts';
+import type { CanonicalRequest } from './canonical.ts';
+import { encodeBody, encodeChunk, interactionBody } from './format.ts';
+import type { Interaction } from './format.ts';
+import { cassetteMiss, sendProtocolError } from './miss-error.ts';
+import { parseCassetteSpec } from './mode.ts';
+import type { CassetteConfig } from './mode.ts';
+import { teeResponse } from './recorder.ts';
+import type { Recording } from './recorder.ts';
+import { writeReplay } from './replayer.ts';
+import { CassetteStore } from './store.ts';
+
+export interface EdgeCall {
+  /** The route's endpoint path (`/v1/chat/completions`, `/v1/messages`, …): part of what is matched. */
+  endpoint: string;
+  requestId: string;
+  /** Headers every response to this request carries (CORS). */
+  headers: Record<string, string>;
+}
+
+/** Runs the route's normal handler on a request (the original, or one whose body was already read). */
+export type ModelCallHandler = (req: IncomingMessage) => Promise<void>;
+
+export type CassetteLayer = (req: IncomingMessage, res: ServerResponse, call: EdgeCall, handler: ModelCallHandler) => Promise<void>;
+
+/**
+ * Answers worth replaying: successes and the client's own mistakes that an upstream reported. Local
+ * states of a key or of the machine (401, 402, 403, 413, 429, 5xx) are not facts about the request.
+ */
+const recordable = (status: number): boolean => status < 400 || status === 400 || status === 404 || status === 422;
+
+export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => void): CassetteLayer {
+  const gatewayWide: CassetteConfig | null = deps.settings.cassettes ?? null;
+  const stores = new Map<string, CassetteStore>();
+  const storeFor = (dir: string): CassetteStore => {
+    let s = stores.get(dir);
+    if (!s) stores.set(dir, (s = new CassetteStore(dir)));
+    return s;
+  };
+
+  // Whether any key carries its own cassette, recomputed only when the live configuration reloads.
+  let keysSeenAt = Number.NaN;
+  let anyKeyCassette = false;
+  const someKeyHasCassette = (): boolean => {
+    if (deps.live.version !== keysSeenAt) {
+      keysSeenAt = deps.live.version;
+      anyKeyCassette = [...deps.live.keysByHash.values()].some((k) => k.cassette !== null && k.state !== 'deleted');
+    }
+    return anyKeyCassette;
+  };
+
+  function cassetteFor(key: StoredKey): CassetteConfig | null {
+    if (key.cassette) {
+      try {
+        return parseCassetteSpec(key.cassette);
+      } catch {
+        return gatewayWide;
+      }
+    }
+    return gatewayWide;
+  }
+
+  async function secretsOf(req: IncomingMessage): Promise<string[]> {
+    const out: string[] = [];
+    const token = bearerToken(req);
+    if (token) out.push(token);
+    for (const p of deps.live.providers) out.push(...(await deps.providerKeys.knownSecrets(p.settings).catch(() => [])));
+    return out;
+  }
+
+  function row(record: CallRecord, status: number, error: GatewayError | null, extra: Partial<CallRow>): CallRow {
+    const base = record.toRow(status, error?.type ?? null, error?.message ?? null, deps.settings.audit.storeBodies, deps.prices.dataVersion());
+    return { ...base, ...extra };
+  }
+
+  async function replay(res: ServerResponse, call: EdgeCall, record: CallRecord, canonical: CanonicalRequest, hit: Interaction): Promise<void> {
+    const facts = answerFacts(hit);
+    record.model = hit.headers['x-gateway-model'] ?? null;
+    record.provider = hit.headers['x-gateway-provider'] ?? null;
+    if (hit.chunks === undefined) record.responseBody = interactionBody(hit).toString('utf8');
+    await writeReplay(res, hit, { ...call.headers, 'x-request-id': call.requestId });
+    emit(
+      row(record, hit.status, null, {
+        inputTokens: facts.inputTokens,
+        outputTokens: facts.outputTokens,
+        // Free: a replay spends nothing against any budget. What it would have cost is in its headers.
+        costUsd: 0,
+        pricing: 'priced',
+        priceVersion: null,
+        stream: canonical.stream,
+        replayed: true,
+      }),
+    );
+  }
+
+  async function recordAnswer(cassette: CassetteConfig, canonical: CanonicalRequest, rec: Recording, secrets: string[]): Promise<void> {
+    const stream = (rec.headers['content-type'] ?? '').startsWith('text/event-stream');
+    const body: Pick<Interaction, 'json' | 'text' | 'base64' | 'chunks'> = stream ? { chunks: rec.chunks.map(encodeChunk) } : encodeBody(Buffer.concat(rec.chunks));
+    const draft = { recorded_at: new Date().toISOString(), status: rec.status, headers: rec.headers, ...body };
+    const interaction: Interaction = { ...draft, cost_usd: answerFacts(draft).costUsd };
+    storeFor(cassette.dir).record(canonical, interaction, { replace: cassette.mode === 'record', scrub: (t) => scrubSecrets(t, secrets) });
+  }
+
+  return async function around(req, res, call, handler) {
+    if (!gatewayWide && !someKeyHasCassette()) return handler(req);
+    let key: StoredKey;
+    try {
+      key = authenticate(req, deps.live);
+    } catch {
+      return handler(req);
+    }
+    const cassette = cassetteFor(key);
+    if (!cassette) return handler(req);
+
+    const record = new CallRecord({ requestId: call.requestId, startedAt: Date.now(), startedPerf: performance.now(), key, endpoint: call.endpoint, stream: false });
+    record.secrets.push(bearerToken(req));
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, deps.settings.bodyLimitBytes);
+    } catch (err) {
+      const ge = sendProtocolError(res, call.endpoint, err, { ...call.headers, 'x-request-id': call.requestId });
+      emit(row(record, ge.status, ge, {}));
+      return;
+    }
+    const canonical = canonicalRequest(call.endpoint, req.headers['content-type'], raw);
+    if (!canonical) return handler(requestWithBody(req, raw));
+    record.modelRequested = canonical.model;
+    record.stream = canonical.stream;
+    record.requestBody = JSON.stringify(canonical.body);
+    const store = storeFor(cassette.dir);
+
+    if (cassette.mode !== 'record') {
+      let hit;
+      try {
+        hit = store.next(canonical, cassette.mode === 'replay');
+      } catch (err) {
+        // A cassette file that does not parse: say which, never fall through to a provider in replay mode.
+        const ge = new GatewayError({ status: 500, type: 'api_error', code: 'cassette_unreadable', message: (err as Error).message, retryable: false });
+        sendProtocolError(res, call.endpoint, ge, { ...call.headers, 'x-request-id': call.requestId });
+        emit(row(record, ge.status, ge, {}));
+        return;
+      }
+      if (hit) return replay(res, call, record, canonical, hit.interaction);
+      if (cassette.mode === 'replay') {
+        const ge = cassetteMiss(canonical, cassette.dir, store.closest(canonical));
+        sendProtocolError(res, call.endpoint, ge, { ...call.headers, 'x-request-id': call.requestId });
+        emit(row(record, ge.status, ge, {}));
+        return;
+      }
+    }
+
+    const written = teeResponse(res);
+    await handler(requestWithBody(req, raw));
+    const rec = written();
+    if (!res.writableEnded || res.destroyed || !recordable(rec.status)) return;
+    try {
+      await recordAnswer(cassette, canonical, rec, await secretsOf(req));
+    } catch (err) {
+      // The client has its answer already; a cassette that cannot be written is the developer's to fix.
+      console.error(`[gateway] could not record to cassette ${cassette.dir}: ${(err as Error).message}`);
+    }
+  };
+}

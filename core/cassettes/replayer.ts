@@ -1,0 +1,42 @@
+/**
+ * Writes a recorded answer back to a client: the recorded status and headers, marked as a replay with
+ * the original cost (`x-gateway-replayed: true`, `x-gateway-cost-usd`), and the body as recorded; a
+ * stream chunk by chunk, each write its own, as the gateway wrote it the first time.
+ */
+import type { ServerResponse } from 'node:http';
+import { formatUsd } from '../pricing/cost.ts';
+import { chunkBytes, interactionBody } from './format.ts';
+import type { Interaction } from './format.ts';
+
+export const REPLAYED_HEADER = 'x-gateway-replayed';
+
+export function replayHeaders(i: Interaction, extra: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = { ...i.headers, ...extra, [REPLAYED_HEADER]: 'true' };
+  if (i.cost_usd !== null && headers['x-gateway-cost-usd'] === undefined) headers['x-gateway-cost-usd'] = formatUsd(i.cost_usd);
+  return headers;
+}
+
+/** Resolves when the answer is written (or the client left). */
+export async function writeReplay(res: ServerResponse, i: Interaction, extra: Record<string, string>): Promise<void> {
+  const headers = replayHeaders(i, extra);
+  if (i.chunks === undefined) {
+    const body = interactionBody(i);
+    res.writeHead(i.status, { ...headers, 'content-length': String(body.length) });
+    res.end(body);
+    return;
+  }
+  res.writeHead(i.status, headers);
+  res.flushHeaders();
+  for (const c of i.chunks) {
+    if (res.destroyed) return;
+    // A turn of the event loop between writes so each chunk leaves as its own write, not one coalesced blob.
+    if (!res.write(chunkBytes(c))) {
+      await new Promise<void>((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  res.end();
+}
