@@ -5,6 +5,7 @@ import { StorageError } from '../core/storage/db.ts';
 import { KeychainUnavailableError } from '../core/secrets/secret-store.ts';
 import { CliError } from './cli-error.ts';
 import { registerAliases } from './commands/aliases.ts';
+import { registerCassettes } from './commands/cassettes.ts';
 import { registerEnv } from './commands/env.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerLogs } from './commands/logs.ts';
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerLogs(program);
   registerEnv(program);
   registerTop(program);
+  registerCassettes(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

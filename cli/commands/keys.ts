@@ -1,6 +1,7 @@
 /** `gateway keys ...`: local keys, one per tool. The secret is printed once, alone on stdout. */
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { formatCassetteSpec, parseCassetteSpec } from '../../core/cassettes/mode.ts';
 import type { StoredKey } from '../../core/storage/keys-repo.ts';
 import { usageError } from '../cli-error.ts';
 import { note, out, parseList, printJson, table, withStore } from '../context.ts';
@@ -22,6 +23,15 @@ function parseLimits(opts: Record<string, unknown>) {
   return { budgetUsd: o.budget, budgetPeriod: o.period ?? (o.budget !== undefined ? 'total' : undefined), rpm: o.rpm, tpm: o.tpm, models: parseList(o.models) };
 }
 
+/** A key's cassette as stored: the mode and an absolute directory (the gateway may run elsewhere). */
+function cassetteSpec(spec: string): string {
+  try {
+    return formatCassetteSpec(parseCassetteSpec(spec));
+  } catch (err) {
+    throw usageError(`--cassette: ${(err as Error).message}`);
+  }
+}
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 function checkName(name: string): string {
   if (!NAME.test(name)) throw usageError(`key name "${name}" must be 1-64 letters, digits, dots, dashes or underscores`);
@@ -40,6 +50,7 @@ export function keyJson(k: StoredKey) {
     rpm: k.rpm,
     tpm: k.tpm,
     models: k.models,
+    cassette: k.cassette,
   };
 }
 
@@ -116,7 +127,10 @@ export function registerKeys(program: Command): void {
     .option('--rpm <n>', 'requests per minute')
     .option('--tpm <n>', 'tokens per minute')
     .option('--models <a,b>', 'allow only these models (empty: all)')
+    .option('--cassette <mode:dir>', "record or replay this key's calls: record:DIR, replay:DIR or replay-or-record:DIR")
+    .option('--no-cassette', "back to the gateway's own record/replay setting")
     .action(async (name: string, opts: Record<string, unknown>) => {
+      const cassette = opts.cassette === undefined ? undefined : opts.cassette === false ? null : cassetteSpec(String(opts.cassette));
       const removeBudget = opts.budget === false;
       const limits = parseLimits({ ...opts, budget: removeBudget ? undefined : opts.budget, period: opts.period ?? (opts.budget !== undefined && !removeBudget ? 'total' : undefined) });
       await withStore((store) => {
@@ -128,6 +142,7 @@ export function registerKeys(program: Command): void {
         if (limits.tpm !== undefined) patch.tpm = limits.tpm;
         if (opts.models !== undefined) patch.models = limits.models && limits.models.length > 0 ? limits.models : null;
         store.keys.update(name, patch);
+        if (cassette !== undefined) store.keys.setCassette(name, cassette);
         note(`Key "${name}" updated.`);
       });
     });

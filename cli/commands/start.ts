@@ -1,6 +1,8 @@
 /** `gateway start`: runs the gateway in the foreground until Ctrl-C (which flushes the audit log). */
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { cassetteModeFromFlags } from '../../core/cassettes/mode.ts';
+import type { CassetteConfig } from '../../core/cassettes/mode.ts';
 import type { RunningGateway } from '../../core/gateway/app.ts';
 import { callToJson } from '../../core/call-json.ts';
 import { dataPaths } from '../../core/home.ts';
@@ -14,7 +16,18 @@ const optsSchema = z.object({
   host: z.string().min(1).optional(),
   demo: z.boolean().optional(),
   tui: z.boolean().optional(),
+  record: z.string().optional(),
+  replay: z.string().optional(),
+  replayOrRecord: z.string().optional(),
 });
+
+function cassetteFromStartFlags(o: z.infer<typeof optsSchema>): CassetteConfig | null {
+  try {
+    return cassetteModeFromFlags(o);
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+}
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 const isLoopback = (host: string): boolean => LOOPBACK.has(host.toLowerCase()) || /^(::ffff:)?127\.\d+\.\d+\.\d+$/i.test(host);
@@ -27,6 +40,9 @@ export function registerStart(program: Command): void {
     .option('--host <host>', 'interface to listen on (default 127.0.0.1)')
     .option('--demo', 'add the offline demo provider (and a key if none exists)')
     .option('--no-tui', 'print plain log lines instead of the dashboard')
+    .option('--record <dir>', 'forward every model call and record it to the cassette in DIR')
+    .option('--replay <dir>', 'answer model calls only from the cassette in DIR (no provider is contacted)')
+    .option('--replay-or-record <dir>', 'replay from DIR, forward and record what it lacks')
     .action(async (raw: Record<string, unknown>) => {
       const parsed = optsSchema.safeParse(raw);
       if (!parsed.success) throw usageError(`--${String(parsed.error.issues[0]?.path[0])}: ${parsed.error.issues[0]?.message}`);
@@ -36,7 +52,8 @@ export function registerStart(program: Command): void {
       try {
         // Loaded here, not at the top: every other command would pay for the whole server's modules.
         const { startGateway } = await import('../../core/gateway/app.ts');
-        gw = await startGateway({ home, port: o.port, host: o.host, demo: o.demo });
+        const cassettes = cassetteFromStartFlags(o);
+        gw = await startGateway({ home, port: o.port, host: o.host, demo: o.demo, settings: cassettes ? { cassettes } : undefined });
       } catch (err) {
         const e = err as NodeJS.ErrnoException & { port?: number };
         // The port tried may come from settings.json, not the flag: node's error names the real one.
@@ -57,6 +74,7 @@ export function registerStart(program: Command): void {
       }
 
       note(`gateway listening on ${gw.baseUrl}`);
+      if (gw.deps.settings.cassettes) note(`Cassette: ${gw.deps.settings.cassettes.mode} ${gw.deps.settings.cassettes.dir}`);
       note(`Dashboard: ${gw.url}/ui (it asks for the admin token, in ${dataPaths(home).adminToken})`);
       if (gw.createdKey) {
         note(`Demo key "${gw.createdKey.name}" (shown once):`);

@@ -82,6 +82,25 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     return gatewayWide;
   }
 
+  // The audit row the handler writes for a call being recorded: its cost (a stream without a usage chunk
+  // carries none in its bytes) and its real outcome (a stream that failed after its 200 is not recorded).
+  const watched = new Map<string, CallRow | null>();
+  let watching = false;
+  function watchRow(requestId: string): void {
+    if (!watching) {
+      watching = true;
+      deps.store.audit.onRow((r) => {
+        if (watched.has(r.id)) watched.set(r.id, r);
+      });
+    }
+    watched.set(requestId, null);
+  }
+  function takeRow(requestId: string): CallRow | null {
+    const r = watched.get(requestId) ?? null;
+    watched.delete(requestId);
+    return r;
+  }
+
   async function secretsOf(req: IncomingMessage): Promise<string[]> {
     const out: string[] = [];
     const token = bearerToken(req);
@@ -115,11 +134,11 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     );
   }
 
-  async function recordAnswer(cassette: CassetteConfig, canonical: CanonicalRequest, rec: Recording, secrets: string[]): Promise<void> {
+  async function recordAnswer(cassette: CassetteConfig, canonical: CanonicalRequest, rec: Recording, audited: CallRow | null, secrets: string[]): Promise<void> {
     const stream = (rec.headers['content-type'] ?? '').startsWith('text/event-stream');
     const body: Pick<Interaction, 'json' | 'text' | 'base64' | 'chunks'> = stream ? { chunks: rec.chunks.map(encodeChunk) } : encodeBody(Buffer.concat(rec.chunks));
     const draft = { recorded_at: new Date().toISOString(), status: rec.status, headers: rec.headers, ...body };
-    const interaction: Interaction = { ...draft, cost_usd: answerFacts(draft).costUsd };
+    const interaction: Interaction = { ...draft, cost_usd: answerFacts(draft).costUsd ?? audited?.costUsd ?? null };
     storeFor(cassette.dir).record(canonical, interaction, { replace: cassette.mode === 'record', scrub: (t) => scrubSecrets(t, secrets) });
   }
 
@@ -172,11 +191,17 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     }
 
     const written = teeResponse(res);
-    await handler(requestWithBody(req, raw));
-    const rec = written();
-    if (!res.writableEnded || res.destroyed || !recordable(rec.status)) return;
+    watchRow(call.requestId);
+    let audited: CallRow | null;
     try {
-      await recordAnswer(cassette, canonical, rec, await secretsOf(req));
+      await handler(requestWithBody(req, raw));
+    } finally {
+      audited = takeRow(call.requestId);
+    }
+    const rec = written();
+    if (!res.writableEnded || res.destroyed || !recordable(rec.status) || (audited !== null && audited.status !== rec.status)) return;
+    try {
+      await recordAnswer(cassette, canonical, rec, audited, await secretsOf(req));
     } catch (err) {
       // The client has its answer already; a cassette that cannot be written is the developer's to fix.
       console.error(`[gateway] could not record to cassette ${cassette.dir}: ${(err as Error).message}`);
