@@ -10,7 +10,7 @@
  * to the handler, which refuses them as usual; they are never recorded.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.ts';
+import { forbidden, GatewayError } from '../errors.ts';
 import { authenticate, bearerToken } from '../gateway/auth.ts';
 import { CallRecord } from '../gateway/call-record.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
@@ -181,7 +181,17 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
         emit(row(record, ge.status, ge, {}));
         return;
       }
-      if (hit) return replay(res, call, record, canonical, hit.interaction);
+      if (hit) {
+        // A replay answers without admission, but a key's model allow-list still holds.
+        const served = hit.interaction.headers['x-gateway-model'];
+        if (key.models && key.models.length > 0 && !key.models.includes(canonical.model ?? '') && !(served && key.models.includes(served))) {
+          const ge = forbidden(`Key "${key.name}" may not use model \`${canonical.model ?? ''}\`; it is limited to: ${key.models.join(', ')}.`, 'model_not_allowed');
+          sendProtocolError(res, call.endpoint, ge, { ...call.headers, 'x-request-id': call.requestId });
+          emit(row(record, ge.status, ge, {}));
+          return;
+        }
+        return replay(res, call, record, canonical, hit.interaction);
+      }
       if (cassette.mode === 'replay') {
         const ge = cassetteMiss(canonical, cassette.dir, store.closest(canonical));
         sendProtocolError(res, call.endpoint, ge, { ...call.headers, 'x-request-id': call.requestId });

@@ -98,7 +98,7 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
     beforeAll(async () => {
       // Live upstreams at new addresses: any call the replay leaks is counted here.
       watch = { chat: await startOpenAIUpstream({ models: ['gpt-4o-mini', 'text-embedding-3-small'] }), extra: await startOpenAIExtraUpstream(), close: async () => {} };
-      player = await cassetteGateway(watch, { mode: 'replay', dir: cassette.dir }, [{ name: 'ci', budgetUsd: 0.000001 }]);
+      player = await cassetteGateway(watch, { mode: 'replay', dir: cassette.dir }, [{ name: 'ci', budgetUsd: 0.000001 }, { name: 'embed-only', models: ['text-embedding-3-small'] }]);
     }, 60_000);
     afterAll(async () => {
       await player.close();
@@ -119,6 +119,21 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
       expect(chunks.length).toBeGreaterThan(3);
       expect(chunks.every((c) => c.startsWith('data: ') && c.endsWith('\n\n'))).toBe(true);
       expect(chunks.join('')).toBe(recorded.rawStream);
+    });
+
+    it('a stream without a usage chunk still says what it cost (from the recorded call\'s audit row)', async () => {
+      const file = cassetteTexts(cassette.dir).find((f) => f.text.includes('raw bytes please'));
+      const cost = (JSON.parse(file!.text) as { interactions: Array<{ cost_usd: number | null }> }).interactions[0].cost_usd;
+      expect(cost).toBeGreaterThan(0);
+      const res = await fetch(`${player.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${player.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...CHAT, stream: true, messages: [{ role: 'user', content: 'raw bytes please' }] }),
+      });
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(res.headers.get('x-gateway-replayed')).toBe('true');
+      expect(Number(res.headers.get('x-gateway-cost-usd'))).toBeCloseTo(cost!, 12);
+      expect(await res.text()).toBe(recorded.rawStream);
     });
 
     it('is free, says what it would have cost, and the audit row is marked replayed', async () => {
@@ -152,6 +167,14 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
       expect(rows.length - before).toBe(1);
       expect(rows[0]).toMatchObject({ status: 404, replayed: false });
       expect(watch.chat.requests).toHaveLength(0);
+    });
+
+    it("a key's model allow-list still holds on a replay", async () => {
+      const err = await apiError(player.client({ apiKey: player.keys['embed-only'] }).chat.completions.create({ ...CHAT, store: false }));
+      expect(err.status).toBe(403);
+      expect(err.code).toBe('model_not_allowed');
+      const ok = await player.client({ apiKey: player.keys['embed-only'] }).embeddings.create({ model: 'text-embedding-3-small', input: ['one', 'two'] });
+      expect(ok).toEqual(recorded.embedding);
     });
 
     it('identical requests replay in recording order, then start over', async () => {
