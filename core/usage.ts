@@ -96,7 +96,7 @@ const obj = (v: unknown): Record<string, unknown> =>
 export function fromOpenAIUsage(raw: unknown): Usage | null {
   if (raw === null || typeof raw !== 'object') return null;
   const u = raw as Record<string, unknown>;
-  const prompt = obj(u.prompt_tokens_details ?? u.input_tokens_details);
+  const prompt = obj(u.prompt_tokens_details ?? u.input_tokens_details ?? u.input_token_details);
   const completion = obj(u.completion_tokens_details ?? u.output_tokens_details);
   let cacheRead = num(prompt.cached_tokens);
   if (cacheRead === 0 && typeof u.prompt_cache_hit_tokens === 'number') cacheRead = num(u.prompt_cache_hit_tokens);

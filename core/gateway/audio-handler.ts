@@ -116,6 +116,7 @@ function estimatedAudioUsage(price: ModelPrice | null, seconds: number, promptTo
 function audioWorstCaseUsd(price: ModelPrice, model: string, seconds: number, promptTokens: number): number {
   if (price.perMinuteUsd != null) return (seconds / 60) * price.perMinuteUsd;
   const audioTokens = Math.ceil(seconds * AUDIO_TOKENS_PER_SECOND * 1.5);
-  const out = price.maxOutputTokens ?? modelOutputLimit(model);
+  // A transcript cannot be longer than what is said: fast speech is ~5 tokens a second; 10 plus a margin is the bound.
+  const out = Math.min(price.maxOutputTokens ?? modelOutputLimit(model), Math.ceil(seconds * 10) + 100);
   return (audioTokens * (price.audioInputPerMTok ?? price.inputPerMTok) + promptTokens * price.inputPerMTok + out * price.outputPerMTok) / 1e6;
 }
