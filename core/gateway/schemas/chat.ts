@@ -17,9 +17,9 @@ const imagePart = z.looseObject({
 const audioPart = z.looseObject({ type: z.literal('input_audio'), input_audio: z.looseObject({ data: z.string(), format: z.string() }) });
 const filePart = z.looseObject({ type: z.literal('file'), file: z.looseObject({}) });
 const refusalPart = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
-/** Known part types are checked; other typed parts pass through for providers that take them. */
-const otherPart = z.looseObject({ type: z.string().refine((t) => !['text', 'image_url', 'input_audio', 'file', 'refusal'].includes(t)) });
-const contentPart = z.union([textPart, imagePart, audioPart, filePart, refusalPart, otherPart]);
+/** Part types some OpenAI-compatible providers take besides the interface's own; their fields are theirs. */
+const extensionPart = z.looseObject({ type: z.enum(['input_text', 'input_image', 'input_file', 'video_url', 'audio_url', 'image']) });
+const contentPart = z.discriminatedUnion('type', [textPart, imagePart, audioPart, filePart, refusalPart, extensionPart]);
 const content = z.union([z.string(), z.array(contentPart)]);
 
 const toolCall = z.looseObject({

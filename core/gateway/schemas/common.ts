@@ -60,20 +60,44 @@ export function requestError(issue: z.core.$ZodIssue, body: unknown): GatewayErr
   if (deepest.code === 'invalid_type') {
     return badRequest(`Invalid type for '${param}': expected ${deepest.expected}, but got ${describe(value)}.`, 'invalid_type', param);
   }
+  const expected = unionTypes(deepest);
+  if (expected) return badRequest(`Invalid type for '${param}': expected ${expected}, but got ${describe(value)}.`, 'invalid_type', param);
   return badRequest(`Invalid value for '${param}': ${deepest.message}.`, 'invalid_value', param);
 }
+
+/** When no branch of a union even had the right type, the value's type is what is wrong: the types expected. */
+function unionTypes(issue: z.core.$ZodIssue): string | null {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return null;
+  const types = new Set<string>();
+  for (const branch of issue.errors) {
+    const first = branch[0];
+    if (!first || first.code !== 'invalid_type' || first.path.length > 0) return null;
+    types.add(first.expected);
+  }
+  return [...types].join(' or ');
+}
+
+/** How far a branch got: deeper paths say more; a mismatched `type` tag only says it was another shape. */
+const reach = (i: z.core.$ZodIssue): number => i.path.length - (i.path[i.path.length - 1] === 'type' ? 0.5 : 0);
 
 function deepestIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
   let best: z.core.$ZodIssue | null = null;
   for (const branch of issue.errors) {
     for (const inner of branch) {
-      const d = deepestIssue(inner);
-      if (best === null || d.path.length > best.path.length) best = d;
+      // A branch's paths are relative to the union.
+      const d = deepestIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue);
+      if (best === null || reach(d) > reach(best)) best = d;
     }
   }
   // Only a branch that got past the top level says more than "none of the shapes matched".
-  return best && best.path.length > issue.path.length ? best : issue;
+  if (best && reach(best) > issue.path.length) return best;
+  // Else the branch whose type was right says what is wrong with the value (`stop`: 5 strings, too many).
+  for (const branch of issue.errors) {
+    const first = branch[0];
+    if (first && first.path.length === 0 && first.code !== 'invalid_type' && first.code !== 'invalid_union') return { ...first, path: issue.path } as z.core.$ZodIssue;
+  }
+  return issue;
 }
 
 /** Validates and types a request body; the returned object keeps every field the client sent. */
