@@ -7,7 +7,11 @@ import { modelName, optional } from './common.ts';
 
 /** A form number: the SDKs send `temperature=0.2` as text. */
 const formNumber = (min: number, max: number) =>
-  z.string().trim().regex(/^-?\d+(\.\d+)?$/, 'expected a number').refine((s) => Number(s) >= min && Number(s) <= max, `expected a number from ${min} to ${max}`);
+  z
+    .string()
+    .trim()
+    .refine((s) => s !== '' && Number.isFinite(Number(s)), 'expected a number')
+    .refine((s) => Number(s) >= min && Number(s) <= max, `expected a number from ${min} to ${max}`);
 const formBoolean = z.string().trim().pipe(z.enum(['true', 'false']));
 
 /** Fields whose second copy would let the gateway route on one value and the provider read another. */
