@@ -46,7 +46,8 @@ export class Retention {
 
   /** Called after rows were written; returns how many old rows were deleted. */
   afterWrite(written: number, now = Date.now()): number {
-    this.rows = (this.rows ?? this.count()) + written;
+    // The first count already includes the rows just written.
+    this.rows = this.rows === null ? this.count() : this.rows + written;
     let deleted = 0;
     const { maxRows } = this.options;
     if (maxRows !== undefined && this.rows > maxRows) {
