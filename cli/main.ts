@@ -1,9 +1,9 @@
 /** The `gateway` command. Exit codes: 0 success, 1 failure, 2 bad usage. */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { StorageError } from '../core/storage/db.ts';
 import { KeychainUnavailableError } from '../core/secrets/secret-store.ts';
 import { CliError } from './cli-error.ts';
+import { packageVersion } from './package-info.ts';
 import { registerAliases } from './commands/aliases.ts';
 import { registerEnv } from './commands/env.ts';
 import { registerKeys } from './commands/keys.ts';
@@ -35,14 +35,6 @@ export function buildProgram(): Command {
     for (const sub of c.commands) sub.exitOverride();
   }
   return program;
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 export async function main(argv: string[]): Promise<void> {
