@@ -6,6 +6,7 @@ import { CliError } from './cli-error.ts';
 import { packageVersion } from './package-info.ts';
 import { registerAliases } from './commands/aliases.ts';
 import { registerEnv } from './commands/env.ts';
+import { registerInit } from './commands/init.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerLogs } from './commands/logs.ts';
 import { registerPrices } from './commands/prices.ts';
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerStart(program);
+  registerInit(program);
   registerProviders(program);
   registerAliases(program);
   registerKeys(program);
