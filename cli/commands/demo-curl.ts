@@ -32,5 +32,5 @@ export function demoCurl(home: string, baseUrl: string, createdSecret: string | 
     auth = `"Authorization: Bearer $(cat ${shellQuote(demoKeyFile(home))})"`;
   }
   const body = JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'hi' }] });
-  return `curl ${baseUrl}/chat/completions -H ${auth} -H 'content-type: application/json' -d '${body}'`;
+  return `curl -s ${baseUrl}/chat/completions -H ${auth} -H 'content-type: application/json' -d '${body}'`;
 }
