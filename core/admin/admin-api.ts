@@ -16,6 +16,9 @@ import { readJsonObject } from '../gateway/read-body.ts';
 import { sendError, sendJson } from '../gateway/respond.ts';
 import { tokenMatches } from '../gateway/admin-token.ts';
 import { keySummaries, providerSummaries, snapshot } from './snapshot.ts';
+import { checkProviders } from './provider-check.ts';
+
+const providerTestSchema = z.object({ name: z.string().min(1).optional() }).strict();
 
 type AdminHandler = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, cors: Record<string, string>) => Promise<void>;
 
@@ -64,6 +67,18 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
         return sendJson(res, 201, { name: issued.key.name, key: issued.secret }, headers);
       }
       if (method === 'GET' && path === '/admin/providers') return sendJson(res, 200, { providers: providerSummaries(deps) }, headers);
+      if (method === 'POST' && path === '/admin/providers/test') {
+        const { json } = await readJsonObject(req, 4 * 1024);
+        const parsed = providerTestSchema.safeParse(json);
+        if (!parsed.success) throw badRequest(parsed.error.issues[0]?.message ?? 'invalid body', 'invalid_value', parsed.error.issues[0]?.path.join('.') ?? null);
+        const only = parsed.data.name;
+        deps.live.reloadIfChanged();
+        const list = deps.live.providers.filter((p) => !only || p.settings.name === only);
+        if (only && list.length === 0) throw notFound(`No provider named "${only}".`);
+        const served = (name: string) => [...(deps.live.providersByName.get(name)?.models ?? [])];
+        const results = await checkProviders(list.map((p) => p.settings), deps.providerKeys, deps.transport, served, "in the gateway's environment");
+        return sendJson(res, 200, { results }, headers);
+      }
       if (method === 'GET' && path === '/admin/usage') {
         const by = query.get('by') ?? 'model';
         if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw badRequest('by must be key, model, provider or day', 'invalid_value', 'by');
