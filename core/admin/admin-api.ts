@@ -82,6 +82,7 @@ function providerSummaries(deps: GatewayDeps) {
       priority: p.settings.priority,
       models: [...p.models],
       key_source: p.settings.keySource,
+      key_env: p.settings.keyEnv,
       spent_today_usd: today.get(p.settings.name) ?? 0,
       spent_month_usd: month.get(p.settings.name) ?? 0,
       health: b ? b.state : 'closed',

@@ -4,7 +4,7 @@
  */
 import { badRequest } from '../errors.ts';
 import { sendJson } from '../gateway/respond.ts';
-import { callsToCsv, parseStatusFilter, searchCalls, spendByDayAndModel } from '../storage/log-search.ts';
+import { callsToCsv, parseStatusFilter, searchCalls, spendByDayAndModel, unpricedByKey } from '../storage/log-search.ts';
 import type { LogSearch } from '../storage/log-search.ts';
 import type { AdminRoute } from './admin-route.ts';
 
@@ -55,7 +55,7 @@ export const adminLogRoutes: AdminRoute = async ({ res, method, path, query, hea
   }
   if (path === '/admin/usage/stacked') {
     const since = timeParam(query, 'since');
-    sendJson(res, 200, { rows: spendByDayAndModel(deps.store.db, since) }, headers);
+    sendJson(res, 200, { rows: spendByDayAndModel(deps.store.db, since), unpriced_by_key: unpricedByKey(deps.store.db, since) }, headers);
     return true;
   }
   return false;

@@ -247,3 +247,16 @@ export function spendByDayAndModel(db: Database, since: number | undefined): Arr
     )
     .all(since ?? Number.MIN_SAFE_INTEGER);
 }
+
+/**
+ * Calls that reached a provider, succeeded, and have no price, per key name at the time of the call:
+ * what a key's priced sum leaves out. Refused calls cost nothing and are not counted.
+ */
+export function unpricedByKey(db: Database, since: number | undefined): Array<{ key: string; unpriced: number }> {
+  return db
+    .prepare<[number], { key: string; unpriced: number }>(
+      `SELECT COALESCE(key_name, '(no key)') AS key, COUNT(*) AS unpriced FROM calls
+       WHERE time >= ? AND pricing = 'unpriced' AND status < 400 AND provider IS NOT NULL GROUP BY 1`,
+    )
+    .all(since ?? Number.MIN_SAFE_INTEGER);
+}
