@@ -16,7 +16,9 @@ import { CallRecord } from '../gateway/call-record.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
 import { readBody } from '../gateway/read-body.ts';
 import { scrubSecrets } from '../gateway/scrub.ts';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
+import { capCallRow } from '../storage/field-caps.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
 import { answerFacts } from './answer-facts.ts';
 import { requestWithBody } from './buffered-request.ts';
@@ -111,7 +113,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
 
   function row(record: CallRecord, status: number, error: GatewayError | null, extra: Partial<CallRow>): CallRow {
     const base = record.toRow(status, error?.type ?? null, error?.message ?? null, deps.settings.audit.storeBodies, deps.prices.dataVersion());
-    return { ...base, ...extra };
+    return capCallRow({ ...base, ...extra });
   }
 
   async function replay(res: ServerResponse, call: EdgeCall, record: CallRecord, canonical: CanonicalRequest, hit: Interaction): Promise<void> {
@@ -157,7 +159,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     record.secrets.push(bearerToken(req));
     let raw: Buffer;
     try {
-      raw = await readBody(req, deps.settings.bodyLimitBytes);
+      raw = await readBody(req, deps.settings.bodyLimitBytes, deps.settings.timeouts.bodyMs ?? DEFAULT_BODY_TIMEOUT_MS);
     } catch (err) {
       const ge = sendProtocolError(res, call.endpoint, err, { ...call.headers, 'x-request-id': call.requestId });
       emit(row(record, ge.status, ge, {}));
