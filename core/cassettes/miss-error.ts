@@ -49,7 +49,9 @@ export function sendProtocolError(res: ServerResponse, endpoint: string, err: un
     error: { type: ANTHROPIC_TYPES[err.status] ?? 'api_error', message: err.code ? `${err.code}: ${err.message}` : err.message },
     request_id: headers['x-request-id'] ?? null,
   });
-  res.writeHead(err.status, { ...headers, ...err.responseHeaders(), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  // Anthropic's SDKs read the request id from `request-id`.
+  const requestId = headers['x-request-id'] ? { 'request-id': headers['x-request-id'] } : {};
+  res.writeHead(err.status, { ...headers, ...requestId, ...err.responseHeaders(), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
   return err;
 }
