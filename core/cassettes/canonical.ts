@@ -9,10 +9,12 @@ import { fieldText, multipartBoundary, parseMultipart } from '../gateway/multipa
 
 /**
  * Top-level body fields that name who or when rather than what is asked, so they differ between two
- * runs of the same test: end-user ids, free-form metadata, cache-routing keys. Everything else counts,
- * including `stream` and `stream_options` (they change the shape of the answer) and `seed`.
+ * runs of the same test: end-user ids, free-form metadata (Anthropic's `metadata.user_id`, Codex's
+ * `client_metadata`), cache-routing keys (Codex sends its conversation id as `prompt_cache_key`).
+ * Everything else counts, including `stream` and `stream_options` (they change the shape of the
+ * answer) and `seed`.
  */
-export const VOLATILE_FIELDS: readonly string[] = ['user', 'metadata', 'prompt_cache_key', 'safety_identifier'];
+export const VOLATILE_FIELDS: readonly string[] = ['user', 'metadata', 'client_metadata', 'prompt_cache_key', 'safety_identifier'];
 
 export type CanonicalJson = null | boolean | number | string | CanonicalJson[] | { [k: string]: CanonicalJson };
 

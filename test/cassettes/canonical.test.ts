@@ -25,9 +25,9 @@ function multipart(boundary: string, fields: Array<[string, string | { filename:
 describe('canonical request', () => {
   it('ignores key order and the documented volatile fields', () => {
     const a = chat(base);
-    const b = chat({ temperature: 0, messages: [{ content: 'hi', role: 'user' }], model: 'gpt-4o-mini', user: 'u-1', metadata: { run: 'x' }, prompt_cache_key: 'k', safety_identifier: 's' });
+    const b = chat({ temperature: 0, messages: [{ content: 'hi', role: 'user' }], model: 'gpt-4o-mini', user: 'u-1', metadata: { run: 'x' }, client_metadata: { session: 'y' }, prompt_cache_key: 'k', safety_identifier: 's' });
     expect(b.digest).toBe(a.digest);
-    expect(VOLATILE_FIELDS).toEqual(['user', 'metadata', 'prompt_cache_key', 'safety_identifier']);
+    expect(VOLATILE_FIELDS).toEqual(['user', 'metadata', 'client_metadata', 'prompt_cache_key', 'safety_identifier']);
     expect(a).toMatchObject({ endpoint: '/v1/chat/completions', model: 'gpt-4o-mini', stream: false });
     expect(a.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
