@@ -30,6 +30,10 @@ export class CassetteStore {
   /** Files this process has (re)recorded: the first recording of a run replaces older answers. */
   private readonly rerecorded = new Set<string>();
   private lastRun: LastRun | null = null;
+  private readonly usedSet = new Set<string>();
+  private lastRunWritten = 0;
+  private lastRunTimer: NodeJS.Timeout | null = null;
+  private exitHook: (() => void) | null = null;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -107,15 +111,39 @@ export class CassetteStore {
 
   private markUsed(name: string): void {
     this.lastRun ??= { started_at: new Date().toISOString(), used: [] };
-    if (this.lastRun.used.includes(name)) return;
+    if (this.usedSet.has(name)) return;
+    this.usedSet.add(name);
     this.lastRun.used.push(name);
-    this.lastRun.used.sort();
+    // Written in the background (a write per newly used file cost ~2 ms on first use): at most every
+    // 100 ms, and at exit, so a suite's last calls are counted too.
+    if (this.lastRunTimer) return;
+    this.lastRunTimer = setTimeout(() => this.writeLastRun(), 100);
+    this.lastRunTimer.unref();
+    if (!this.exitHook) {
+      this.exitHook = () => this.writeLastRun();
+      process.once('exit', this.exitHook);
+    }
+  }
+
+  /** Writes `.last-run.json` now (tests and `close`); a no-op when nothing changed. */
+  writeLastRun(): void {
+    if (this.lastRunTimer) clearTimeout(this.lastRunTimer);
+    this.lastRunTimer = null;
+    if (!this.lastRun || this.lastRunWritten === this.lastRun.used.length) return;
+    this.lastRunWritten = this.lastRun.used.length;
     try {
       mkdirSync(this.dir, { recursive: true });
-      writeFileSync(path.join(this.dir, LAST_RUN_FILE), `${JSON.stringify(this.lastRun, null, 2)}\n`);
+      writeFileSync(path.join(this.dir, LAST_RUN_FILE), `${JSON.stringify({ started_at: this.lastRun.started_at, used: [...this.lastRun.used].sort() }, null, 2)}\n`);
     } catch {
       /* bookkeeping for `prune --unused` only: a read-only cassette still replays */
     }
+  }
+
+  /** Flushes the bookkeeping and forgets the exit hook (a gateway that stops). */
+  close(): void {
+    this.writeLastRun();
+    if (this.exitHook) process.off('exit', this.exitHook);
+    this.exitHook = null;
   }
 }
 
