@@ -21,6 +21,7 @@ import type { CallRow } from '../storage/audit-writer.ts';
 import { capCallRow } from '../storage/field-caps.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
 import { answerFacts } from './answer-facts.ts';
+import { AuditWatch } from './audit-watch.ts';
 import { requestWithBody } from './buffered-request.ts';
 import { canonicalRequest } from './canonical.ts';
 import type { CanonicalRequest } from './canonical.ts';
@@ -68,7 +69,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
   const someKeyHasCassette = (): boolean => {
     if (deps.live.version !== keysSeenAt) {
       keysSeenAt = deps.live.version;
-      anyKeyCassette = [...deps.live.keysByHash.values()].some((k) => k.cassette !== null && k.state !== 'deleted');
+      anyKeyCassette = [...deps.live.keysByHash.values()].some((k) => Boolean(k.cassette) && k.state !== 'deleted');
     }
     return anyKeyCassette;
   };
@@ -84,24 +85,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     return gatewayWide;
   }
 
-  // The audit row the handler writes for a call being recorded: its cost (a stream without a usage chunk
-  // carries none in its bytes) and its real outcome (a stream that failed after its 200 is not recorded).
-  const watched = new Map<string, CallRow | null>();
-  let watching = false;
-  function watchRow(requestId: string): void {
-    if (!watching) {
-      watching = true;
-      deps.store.audit.onRow((r) => {
-        if (watched.has(r.id)) watched.set(r.id, r);
-      });
-    }
-    watched.set(requestId, null);
-  }
-  function takeRow(requestId: string): CallRow | null {
-    const r = watched.get(requestId) ?? null;
-    watched.delete(requestId);
-    return r;
-  }
+  const audited = new AuditWatch(deps.store.audit);
 
   async function secretsOf(req: IncomingMessage): Promise<string[]> {
     const out: string[] = [];
@@ -203,17 +187,17 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     }
 
     const written = teeResponse(res);
-    watchRow(call.requestId);
-    let audited: CallRow | null;
+    audited.watch(call.requestId);
+    let handlerRow: CallRow | null;
     try {
       await handler(requestWithBody(req, raw));
     } finally {
-      audited = takeRow(call.requestId);
+      handlerRow = audited.take(call.requestId);
     }
     const rec = written();
-    if (!res.writableEnded || res.destroyed || !recordable(rec.status) || (audited !== null && audited.status !== rec.status)) return;
+    if (!res.writableEnded || res.destroyed || !recordable(rec.status) || (handlerRow !== null && handlerRow.status !== rec.status)) return;
     try {
-      await recordAnswer(cassette, canonical, rec, audited, await secretsOf(req));
+      await recordAnswer(cassette, canonical, rec, handlerRow, await secretsOf(req));
     } catch (err) {
       // The client has its answer already; a cassette that cannot be written is the developer's to fix.
       console.error(`[gateway] could not record to cassette ${cassette.dir}: ${(err as Error).message}`);
