@@ -170,7 +170,8 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   }
   live.startPolling(250);
 
-  const discovery = opts.skipDiscovery
+  // A gateway replaying from a cassette contacts no provider, not even for their model lists.
+  const discovery = opts.skipDiscovery || settings.cassettes?.mode === 'replay'
     ? Promise.resolve([])
     : refreshProviderModels(store, providerKeys, transport, undefined, (p) => (p.type === 'demo' ? (demo?.baseUrl ?? p.baseUrl) : p.baseUrl))
         .catch(() => [] as RefreshResult[])

@@ -11,7 +11,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cassetteFileName } from '../../core/cassettes/format.ts';
 import { canonicalRequest } from '../../core/cassettes/canonical.ts';
+import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import { runCli } from '../support/cli.ts';
+import { startTestGateway } from '../support/gateway-harness.ts';
 import { auditRow } from '../support/call-checks.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
 import { cassetteGateway, cassetteTexts, startUpstreams, tempDir } from './rig.ts';
@@ -82,6 +84,24 @@ describe('replay-or-record', () => {
     const names = cassetteTexts(c.dir).map((f) => f.text);
     expect(names.some((text) => text.includes('cut short'))).toBe(false);
     expect(names.some((text) => text.includes('not json'))).toBe(false);
+  });
+});
+
+describe('replay', () => {
+  it('contacts no provider at all, not even for its model list at start', async () => {
+    const c = tempDir('gw-rep-');
+    const watch = await startOpenAIUpstream({ models: ['gpt-4o-mini'] });
+    try {
+      // No fixed model list: a normal start would ask the provider for it.
+      const t = await startTestGateway({ settings: { cassettes: { mode: 'replay', dir: c.dir } }, providers: [{ name: 'lister', type: 'openai', baseUrl: watch.url, secret: 'sk-lister-0123456789abcdef' }] });
+      await t.close();
+      const normal = await startTestGateway({ providers: [{ name: 'lister', type: 'openai', baseUrl: watch.url, secret: 'sk-lister-0123456789abcdef' }] });
+      await normal.close();
+      expect(watch.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/models']);
+    } finally {
+      await watch.close();
+      c.cleanup();
+    }
   });
 });
 
