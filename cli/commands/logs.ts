@@ -10,7 +10,7 @@ import { note, out, printJson, withStore } from '../context.ts';
 export function formatCallLine(c: CallJson): string {
   const cost = c.cost_usd === null ? 'unpriced' : `$${formatUsd(c.cost_usd)}${c.pricing === 'estimated' ? '~' : ''}`;
   const err = c.status >= 400 ? ` ${c.error_type ?? ''}: ${c.error_message ?? ''}` : '';
-  return `${c.time} ${c.status} ${c.key ?? '-'} ${c.model_requested ?? '-'}${c.provider ? ` → ${c.provider}/${c.model}` : ''} in=${c.input_tokens} out=${c.output_tokens} ${cost} ${c.latency_ms}ms x${c.attempts} ${c.id}${err}`;
+  return `${c.time} ${c.status} ${c.key ?? '-'} ${c.model_requested ?? '-'}${c.provider ? ` → ${c.provider}/${c.model}` : ''} in=${c.input_tokens} out=${c.output_tokens} ${cost}${c.replayed ? ' (replayed)' : ''} ${c.latency_ms}ms x${c.attempts} ${c.id}${err}`;
 }
 
 export function registerLogs(program: Command): void {

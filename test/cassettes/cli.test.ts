@@ -102,6 +102,8 @@ describe('a test suite runs offline from the cassette', { timeout: CLI_TEST_TIME
     expect(rows).toHaveLength(4);
     expect(rows.filter((r) => r.replayed && r.status === 200 && r.cost_usd === 0)).toHaveLength(3);
     expect(rows.filter((r) => !r.replayed && r.status === 404)).toHaveLength(1);
+    const lines = await runCli(['logs'], { home });
+    expect(lines.stdout.split('\n').filter((l) => l.includes(' $0 (replayed) '))).toHaveLength(3);
   });
 
   it('GATEWAY_CASSETTE_MODE / GATEWAY_CASSETTE_DIR (what `gateway run` passes to a gateway it starts)', async () => {
