@@ -11,6 +11,8 @@ export const settingsSchema = z
     /** Browser origins allowed by CORS; empty means no CORS at all. */
     corsOrigins: z.array(z.string()).default([]),
     bodyLimitBytes: z.number().int().positive().default(50 * 1024 * 1024),
+    /** How long a graceful stop lets calls in flight finish before it cuts them (each still gets its audit row). */
+    shutdownGraceMs: z.number().int().min(0).default(30_000),
     timeouts: z
       .object({
         connectMs: z.number().int().positive().default(10_000),

@@ -16,6 +16,14 @@ import { readJsonObject } from '../gateway/read-body.ts';
 import { sendError, sendJson } from '../gateway/respond.ts';
 import { tokenMatches } from '../gateway/admin-token.ts';
 import { keySummaries, providerSummaries, snapshot } from './snapshot.ts';
+import { checkProviders } from './provider-check.ts';
+import { adminKeyRoutes } from './admin-keys.ts';
+import { adminLogRoutes } from './admin-logs.ts';
+import { adminProviderRoutes } from './admin-providers.ts';
+import { adminLoginRoutes, exchangeLoginCode } from './admin-login.ts';
+import { LoginCodes } from './login-codes.ts';
+
+const providerTestSchema = z.object({ name: z.string().min(1).optional() }).strict();
 
 type AdminHandler = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, cors: Record<string, string>) => Promise<void>;
 
@@ -40,12 +48,17 @@ function sameOrigin(req: IncomingMessage): boolean {
   }
 }
 
-export function createAdminHandler(deps: GatewayDeps, token: string, listeners: Set<(row: CallRow) => void>): AdminHandler {
+const ROUTES = [adminKeyRoutes, adminProviderRoutes, adminLogRoutes, adminLoginRoutes];
+
+export function createAdminHandler(deps: GatewayDeps, token: string, listeners: Set<(row: CallRow) => void>, logins: LoginCodes = new LoginCodes()): AdminHandler {
   return async (req, res, path, query, cors) => {
     const headers = { ...(sameOrigin(req) ? cors : {}), 'cache-control': 'no-store' };
     try {
       if (!sameOrigin(req)) throw forbidden('The admin API answers no foreign Origin.', 'origin_not_allowed');
-      if (!tokenMatches(bearerToken(req), token)) {
+      // The one admin route without a token: a one-time login code is its own credential.
+      if (req.method === 'POST' && path === '/admin/login') return await exchangeLoginCode(req, res, headers, logins);
+      const given = bearerToken(req);
+      if (!tokenMatches(given, token) && !logins.isSession(given)) {
         throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_admin_token', message: 'The admin API needs `Authorization: Bearer <admin token>`; the token is the file `admin-token` in the data home.' });
       }
       const method = req.method ?? 'GET';
@@ -64,6 +77,18 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
         return sendJson(res, 201, { name: issued.key.name, key: issued.secret }, headers);
       }
       if (method === 'GET' && path === '/admin/providers') return sendJson(res, 200, { providers: providerSummaries(deps) }, headers);
+      if (method === 'POST' && path === '/admin/providers/test') {
+        const { json } = await readJsonObject(req, 4 * 1024);
+        const parsed = providerTestSchema.safeParse(json);
+        if (!parsed.success) throw badRequest(parsed.error.issues[0]?.message ?? 'invalid body', 'invalid_value', parsed.error.issues[0]?.path.join('.') ?? null);
+        const only = parsed.data.name;
+        deps.live.reloadIfChanged();
+        const list = deps.live.providers.filter((p) => !only || p.settings.name === only);
+        if (only && list.length === 0) throw notFound(`No provider named "${only}".`);
+        const served = (name: string) => [...(deps.live.providersByName.get(name)?.models ?? [])];
+        const results = await checkProviders(list.map((p) => p.settings), deps.providerKeys, deps.transport, served, "in the gateway's environment");
+        return sendJson(res, 200, { results }, headers);
+      }
       if (method === 'GET' && path === '/admin/usage') {
         const by = query.get('by') ?? 'model';
         if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw badRequest('by must be key, model, provider or day', 'invalid_value', 'by');
@@ -75,15 +100,18 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
         const before = query.get('before');
         return sendJson(res, 200, { calls: listCalls(store.db, { limit, beforeTime: before ? Number(before) : undefined }).map(callToJson) }, headers);
       }
-      if (method === 'GET' && path.startsWith('/admin/logs/')) {
+      if (method === 'GET' && path.startsWith('/admin/logs/') && path !== '/admin/logs/search') {
         const call = getCall(store.db, decodeURIComponent(path.slice('/admin/logs/'.length)));
         if (!call) throw notFound('No call with that id.');
         return sendJson(res, 200, callDetailJson(call), headers);
       }
       if (method === 'GET' && path === '/admin/events') return streamEvents(req, res, headers, listeners);
+      for (const route of ROUTES) {
+        if (await route({ req, res, method, path, query, headers, deps, logins })) return;
+      }
       throw notFound(`Unknown admin path ${method} ${path}.`);
     } catch (err) {
-      if (err instanceof StorageError) return void sendError(res, badRequest(err.message, err.code), headers);
+      if (err instanceof StorageError) return void sendError(res, err.code.endsWith('_not_found') ? notFound(err.message) : badRequest(err.message, err.code), headers);
       sendError(res, err, headers);
     }
   };

@@ -55,6 +55,7 @@ export function providerSummaries(deps: GatewayDeps) {
       priority: p.settings.priority,
       models: [...p.models],
       key_source: p.settings.keySource,
+      key_env: p.settings.keyEnv,
       spent_today_usd: today.get(p.settings.name) ?? 0,
       spent_month_usd: month.get(p.settings.name) ?? 0,
       health: b ? b.state : 'closed',

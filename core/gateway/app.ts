@@ -28,6 +28,7 @@ import { BudgetTracker } from './budget.ts';
 import type { GatewayDeps } from './deps.ts';
 import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
+import { InflightCalls } from './inflight.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
 import { poolSizes } from '../upstream/pool-sizes.ts';
@@ -60,7 +61,14 @@ export interface RunningGateway {
   /** Resolves when the start-up model refresh finished. */
   discovery: Promise<RefreshResult[]>;
   onCall(fn: (row: CallRow) => void): () => void;
-  close(): Promise<void>;
+  /**
+   * Graceful stop: refuses new calls, lets calls in flight finish for `settings.shutdownGraceMs` (or
+   * `graceMs`), cuts the rest (each gets an error event and its audit row), then flushes and closes
+   * the store, last.
+   */
+  close(opts?: { graceMs?: number }): Promise<void>;
+  /** The second signal: cut every call in flight, give them a moment to write their rows, flush and close the store. */
+  stopNow(): Promise<void>;
 }
 
 function ensureDemo(store: Store): { name: string; secret: string } | null {
@@ -140,8 +148,10 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
 
   const listeners = new Set<(row: CallRow) => void>();
   const admin = createAdminHandler(deps, adminToken, listeners);
+  const inflight = new InflightCalls();
   const server = createGatewayServer(deps, {
     admin,
+    inflight,
     ui: createUiHandler(),
     onCall: (row) => {
       for (const fn of listeners) fn(row);
@@ -198,17 +208,29 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
-    async close() {
+    async stopNow() {
+      inflight.cutAll();
+      await inflight.drain(1_000);
+      store.close();
+    },
+    async close(opts) {
       if (closed) return;
       closed = true;
       clearInterval(retentionTimer);
       live.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 2_000).unref();
-      });
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Drain: calls in flight finish and write their rows; new calls get a 503.
+      const drained = await inflight.drain(opts?.graceMs ?? settings.shutdownGraceMs);
+      if (!drained) {
+        inflight.cutAll();
+        // A cut call settles its partial usage (a tokenizer count at most) before its row: this is short.
+        await inflight.drain(5_000);
+      }
+      server.closeAllConnections();
+      await serverClosed;
       await discovery.catch(() => undefined);
+      // The store closes last: every call above has queued its audit row, and close() flushes them.
       store.close();
       await (demo as DemoUpstream | null)?.close();
       await transport.close();

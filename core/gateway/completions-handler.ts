@@ -67,10 +67,13 @@ function completionBody(body: CompletionRequest, callCtx: CallContext): Passthro
 export async function handleCompletions(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const body = validateCompletionRequest(raw);
   ctx.record.modelRequested = body.model;
-  // The API's default max_tokens for completions is 16.
-  const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : 16;
-  const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
-  const admission = admit(ctx, body.model, { inputTokens: promptTokens(body.prompt), maxOutputTokens: maxTokens * n });
+  // OpenAI's default max_tokens for completions is 16, but OpenAI-compatible servers (vLLM, Ollama)
+  // default to the model's limit: without max_tokens the worst case is the model's limit.
+  const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : null;
+  // best_of generates (and bills) that many completions server-side, returning n of them.
+  const n = Math.max(typeof body.n === 'number' && body.n > 0 ? body.n : 1, typeof body.best_of === 'number' && body.best_of > 0 ? body.best_of : 1);
+  const prompts = Array.isArray(body.prompt) && !isTokenArray(body.prompt) ? body.prompt.length : 1;
+  const admission = admit(ctx, body.model, { inputTokens: () => promptTokens(body.prompt), maxOutputTokens: maxTokens, n: n * prompts });
   try {
     const serving = servingCandidates(admission, '/completions', body.model);
     if (body.stream === true) {

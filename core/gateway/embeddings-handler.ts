@@ -5,7 +5,7 @@
  */
 import { badRequest } from '../errors.ts';
 import type { EmbeddingsResult } from '../providers/types.ts';
-import { formatUsd } from '../pricing/cost.ts';
+import { formatUsd, stringifyWithCost } from '../pricing/cost.ts';
 import { admit } from './admission.ts';
 import { runAttempts } from './attempts.ts';
 import type { AttemptOutcome } from './attempts.ts';
@@ -75,13 +75,11 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
     record.usage = usage;
     record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
     const headers = successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing);
-    if (record.priced.costUsd !== null) {
-      (value.body.usage as Record<string, unknown>).cost = record.priced.costUsd;
-      headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
-    }
+    if (record.priced.costUsd !== null) headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
     deps.limiter.recordTokens(ctx.key.id, usage.inputTokens);
-    const text = JSON.stringify(value.body);
-    record.responseBody = `{"object":"list","data":[${data.length} embeddings],"usage":${JSON.stringify(value.body.usage)}}`;
+    const u = value.body.usage !== null && typeof value.body.usage === 'object' ? (value.body.usage as Record<string, unknown>) : null;
+    const text = stringifyWithCost(value.body, u, record.priced.costUsd);
+    record.responseBody = `{"object":"list","data":[${data.length} embeddings],"usage":${stringifyWithCost(value.body.usage, u, record.priced.costUsd)}}`;
     ctx.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     ctx.res.end(text);
   } finally {

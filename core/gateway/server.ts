@@ -17,6 +17,8 @@ import { handleEmbeddings } from './embeddings-handler.ts';
 import { handleAudio } from './audio-handler.ts';
 import { handleCompletions } from './completions-handler.ts';
 import { handleImages } from './images-handler.ts';
+import { SHUTDOWN_MESSAGE } from './inflight.ts';
+import type { InflightCalls } from './inflight.ts';
 import { handleGetModel, handleListModels } from './models-handler.ts';
 import { readBody, readJsonObject } from './read-body.ts';
 import { capCallRow } from '../storage/field-caps.ts';
@@ -38,6 +40,8 @@ export interface ServerHooks {
   ui?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
   /** Every audit row, as it is queued. */
   onCall?: (row: CallRow) => void;
+  /** Model calls in flight, for a graceful stop. */
+  inflight?: InflightCalls;
 }
 
 export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}): Server {
@@ -117,7 +121,12 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     let status = 200;
     let errorType: string | null = null;
     let errorMessage: string | null = null;
+    hooks.inflight?.enter(ctx);
     try {
+      if (hooks.inflight?.draining) {
+        res.setHeader('connection', 'close');
+        throw new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: 'The gateway is shutting down; retry in a moment.' });
+      }
       ctx.key = authenticate(req, deps.live);
       record.key = ctx.key;
       if (route === 'transcriptions' || route === 'translations') {
@@ -135,7 +144,15 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       }
       if (record.outcome) ({ status, errorType, errorMessage } = record.outcome);
     } catch (err) {
-      if (err instanceof ClientGone || (ctx.abort.signal.aborted && !(err instanceof GatewayError) && !(err instanceof AttemptsFailed))) {
+      if (ctx.cut && (err instanceof ClientGone || ctx.abort.signal.aborted)) {
+        // Cut by a stopping gateway: the client is still there and gets an error, in the stream when it began.
+        status = 503;
+        errorType = 'api_error';
+        errorMessage = SHUTDOWN_MESSAGE;
+        const body = { error: { message: SHUTDOWN_MESSAGE, type: 'api_error', param: null, code: 'gateway_shutting_down' } };
+        if (!res.headersSent) sendJson(res, 503, body, { ...ctx.baseHeaders, 'x-request-id': requestId, connection: 'close' });
+        else if (!res.writableEnded && !res.destroyed) res.end(`data: ${JSON.stringify(body)}\n\n`);
+      } else if (err instanceof ClientGone || (ctx.abort.signal.aborted && !(err instanceof GatewayError) && !(err instanceof AttemptsFailed))) {
         status = 499;
         errorType = 'client_closed';
         errorMessage = 'The client closed the connection before the response was complete.';
@@ -153,6 +170,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
       deps.store.audit.record(row);
       hooks.onCall?.(row);
+      hooks.inflight?.leave(ctx);
     }
   }
 
