@@ -167,6 +167,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         errorMessage = ge.message;
       }
     } finally {
+      // Cut before the secret scrubber reads it: the row keeps 64 KiB at most anyway.
+      if (record.responseBody !== null && record.responseBody.length > MAX_BODY_BYTES) record.responseBody = truncateBody(record.responseBody);
       const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
       deps.store.audit.record(row);
       hooks.onCall?.(row);
