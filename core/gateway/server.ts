@@ -160,7 +160,11 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       } else {
         const failure = err instanceof AttemptsFailed ? err.error : err;
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
-        if (!req.complete) req.resume();
+        if (!req.complete) {
+          // The rest of the body is not wanted: answer, then close rather than drain a trickle forever.
+          if (!res.headersSent) res.setHeader('connection', 'close');
+          req.resume();
+        }
         const ge = sendError(res, failure, { ...ctx.baseHeaders, 'x-request-id': requestId });
         status = ge.status;
         errorType = ge.type;
