@@ -2,7 +2,7 @@
  * The route table of the public API. Paths are matched on the raw URL so percent-encoded model ids
  * (`deepseek-ai%2FDeepSeek-V3`) stay one segment. Dashboard paths answer with and without `/v1`.
  */
-export type ModelCallRoute = 'chat' | 'embeddings' | 'completions' | 'images' | 'transcriptions' | 'translations';
+export type ModelCallRoute = 'chat' | 'embeddings' | 'completions' | 'images' | 'transcriptions' | 'translations' | 'responses';
 export type PlainRoute = 'models' | 'model' | 'balance' | 'user-info' | 'subscription' | 'billing-usage';
 
 export type RouteMatch =
@@ -20,6 +20,7 @@ const CALLS: Record<string, ModelCallRoute> = {
   '/v1/images/generations': 'images',
   '/v1/audio/transcriptions': 'transcriptions',
   '/v1/audio/translations': 'translations',
+  '/v1/responses': 'responses',
 };
 
 const PLAIN_GET: Record<string, PlainRoute> = {

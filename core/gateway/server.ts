@@ -12,6 +12,7 @@ import { authenticate } from './auth.ts';
 import { handleBalance, handleBillingUsage, handleSubscription, handleUserInfo } from './billing-handler.ts';
 import { CallRecord } from './call-record.ts';
 import { handleChat } from './chat-handler.ts';
+import { handleResponses } from './responses-handler.ts';
 import type { GatewayDeps } from './deps.ts';
 import { handleEmbeddings } from './embeddings-handler.ts';
 import { handleAudio } from './audio-handler.ts';
@@ -116,6 +117,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         record.requestBody = text;
         record.stream = json.stream === true;
         if (route === 'chat') await handleChat(ctx, json);
+        else if (route === 'responses') await handleResponses(ctx, json);
         else if (route === 'completions') await handleCompletions(ctx, json);
         else if (route === 'images') await handleImages(ctx, json);
         else await handleEmbeddings(ctx, json);
