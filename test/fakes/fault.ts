@@ -47,6 +47,8 @@ export interface FakeOptions {
   usageOnEveryChunk?: boolean;
   /** When set, requests without this key get the provider's 401. */
   requireKey?: string;
+  /** OpenAI chat fake only: the arguments JSON of the scenario's tool call instead of {"city":"Paris"} (agent tests run real tools). */
+  toolArguments?: string;
 }
 
 export interface FakeUpstream {
