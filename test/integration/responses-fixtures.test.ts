@@ -1,5 +1,5 @@
 /**
- * The requests the real Codex sent (recorded by test/agents/codex.test.ts into test/fixtures/codex) replayed
+ * The requests the real Codex sent (recorded by test/integration/codex-agent.test.ts into test/fixtures/codex) replayed
  * through the gateway to each upstream kind: the OpenAI SDK's strict stream accumulator must accept the
  * answer, and each upstream must receive a request it can serve (tool outputs paired with their calls,
  * built-in and namespace tools left out of translated calls).
