@@ -11,7 +11,7 @@ import { AttemptsFailed, ClientGone } from './attempts.ts';
 import { authenticate } from './auth.ts';
 import { handleBalance, handleBillingUsage, handleSubscription, handleUserInfo } from './billing-handler.ts';
 import { CallRecord } from './call-record.ts';
-import { handleChat } from './chat-handler.ts';
+import { handleChat } from '../frontends/openai-chat/handler.ts';
 import type { GatewayDeps } from './deps.ts';
 import { handleEmbeddings } from './embeddings-handler.ts';
 import { handleAudio } from './audio-handler.ts';
