@@ -10,10 +10,15 @@ import type { CallContext, PassthroughBody } from '../providers/types.ts';
 import { toOpenAIUsage } from '../usage.ts';
 import type { Usage } from '../usage.ts';
 import { admit } from './admission.ts';
-import { streamCall } from './chat-stream.ts';
 import { countTokens, warmTokenizer } from './estimate.ts';
 import { passthroughRequestFor, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
 import type { RequestContext } from './request-context.ts';
+import { runCall } from '../pipeline/run-call.ts';
+import type { CallRequest } from '../pipeline/call-model.ts';
+import type { FrontEnd } from '../pipeline/front-end.ts';
+import { ChatStreamRenderer, openAIErrorResponse } from '../frontends/openai-chat/front-end.ts';
+import { chunkCodec } from '../frontends/openai-chat/codec.ts';
+import { internalError } from '../errors.ts';
 
 export type CompletionRequest = Record<string, unknown> & { model: string; prompt: unknown; stream?: boolean };
 
@@ -74,23 +79,57 @@ function completionBody(body: CompletionRequest, callCtx: CallContext): Passthro
   };
 }
 
+/** Legacy completions stream like chat (same chunk relay, usage chunk and `[DONE]`); their bodies are never translated. */
+const completionsFrontEnd: FrontEnd = {
+  protocol: 'openai-completions',
+  parse: () => {
+    throw internalError('legacy completions are parsed by their handler');
+  },
+  render: () => {
+    throw internalError('legacy completions answer natively');
+  },
+  stream: (req, meta) => new ChatStreamRenderer(meta.model, req.streamUsage, 'text_completion'),
+  error: (err) => openAIErrorResponse(err),
+};
+
+function completionCall(body: CompletionRequest, maxOutputTokens: number, n: number): CallRequest {
+  return {
+    inbound: 'openai-completions',
+    model: body.model,
+    system: [],
+    messages: [],
+    tools: [],
+    maxOutputTokens,
+    n,
+    stream: true,
+    streamUsage: clientWantsUsage(body),
+    extra: {},
+    forwardHeaders: {},
+    raw: body,
+  };
+}
+
 export async function handleCompletions(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const body = validateCompletionRequest(raw);
   ctx.record.modelRequested = body.model;
   // The API's default max_tokens for completions is 16.
   const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : 16;
   const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
+  if (body.stream === true) {
+    await runCall(ctx, {
+      frontEnd: completionsFrontEnd,
+      request: completionCall(body, maxTokens, n),
+      maxOutputTokens: maxTokens * n,
+      promptTokens: () => promptTokens(body.prompt),
+      estimate: (text) => estimate(body.prompt, text),
+      narrow: (admission) => servingCandidates(admission, '/completions', body.model),
+      codecFor: (c) => chunkCodec(c, (callCtx) => passthroughRequestFor(c, '/completions', completionBody(body, callCtx), callCtx), completionText),
+    });
+    return;
+  }
   const admission = admit(ctx, body.model, { inputTokens: promptTokens(body.prompt), maxOutputTokens: maxTokens * n });
   try {
     const serving = servingCandidates(admission, '/completions', body.model);
-    if (body.stream === true) {
-      await streamCall(ctx, serving, {
-        request: (c, callCtx) => passthroughRequestFor(c, '/completions', completionBody(body, callCtx), callCtx),
-        estimate: (text) => estimate(body.prompt, text),
-        wantsUsage: clientWantsUsage(body),
-      });
-      return;
-    }
     const success = await runPassthrough(ctx, serving, { path: '/completions', stream: false, jsonOnly: true, body: (callCtx) => completionBody(body, callCtx) });
     let usage: Usage | null = null;
     if (success.value.kind === 'json') {
@@ -103,7 +142,7 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
     }
     respondPassthrough(ctx, success, usage);
   } finally {
-    // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
+    // Whatever the outcome, the key pays what the record says was used.
     admission.settle(ctx.record.priced.costUsd);
   }
 }

@@ -154,9 +154,9 @@ describe('bridge', () => {
 
   it('sends instructions as a system message and max_output_tokens as the upstream limit', async () => {
     const r = await client.responses.create({ model: MODEL.chat, input: 'one two three four five six', instructions: 'Sys prompt', max_output_tokens: 3 });
-    const sent = ups.chat.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }>; max_completion_tokens?: number };
+    const sent = ups.chat.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }>; max_completion_tokens?: number; max_tokens?: number };
     expect(sent.messages[0]).toEqual({ role: 'system', content: 'Sys prompt' });
-    expect(sent.max_completion_tokens).toBe(3);
+    expect(sent.max_completion_tokens ?? sent.max_tokens).toBe(3);
     expect(r.status).toBe('incomplete');
     expect(r.incomplete_details?.reason).toBe('max_output_tokens');
   });

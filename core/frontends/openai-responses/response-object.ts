@@ -4,6 +4,7 @@
  */
 import type { CallRequest, ContentPart, FinishReason } from '../../pipeline/call-model.ts';
 import type { Usage } from '../../usage.ts';
+import { unwrapCustom } from './custom-tools.ts';
 import { mintId } from './ids.ts';
 import { encodeOpaque } from './opaque.ts';
 import { toResponsesUsage } from './usage.ts';
@@ -40,8 +41,8 @@ export function toolCallItem(id: string, kind: 'function' | 'custom', callId: st
     : { id, type: 'custom_tool_call', status, call_id: callId, name, input: args };
 }
 
-/** The output items of a whole answer: consecutive text parts form one message. */
-export function outputItems(parts: ContentPart[]): OutputItem[] {
+/** The output items of a whole answer: consecutive text parts form one message; `custom` names the custom tools. */
+export function outputItems(parts: ContentPart[], custom: Set<string> = new Set()): OutputItem[] {
   const items: OutputItem[] = [];
   let text: string | null = null;
   const flush = () => {
@@ -57,7 +58,9 @@ export function outputItems(parts: ContentPart[]): OutputItem[] {
     if (p.type === 'reasoning') {
       items.push(reasoningItem(p.itemId ?? mintId('rs'), p.redacted ? '' : p.text, p.opaque ? encodeOpaque(p.opaque) : null));
     } else if (p.type === 'tool-call') {
-      items.push(toolCallItem(mintId(p.kind === 'function' ? 'fc' : 'ctc'), p.kind, p.id, p.name, p.arguments, 'completed'));
+      const wrapped = p.kind === 'function' && custom.has(p.name);
+      const kind = wrapped ? 'custom' : p.kind;
+      items.push(toolCallItem(mintId(kind === 'function' ? 'fc' : 'ctc'), kind, p.id, p.name, wrapped ? unwrapCustom(p.arguments) : p.arguments, 'completed'));
     }
   }
   flush();

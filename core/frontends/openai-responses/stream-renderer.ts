@@ -9,15 +9,27 @@ import type { GatewayError } from '../../errors.ts';
 import type { CallEvent, CallRequest, FinishReason, OpaqueData } from '../../pipeline/call-model.ts';
 import type { ResponseMeta, StreamEnd, StreamRenderer } from '../../pipeline/front-end.ts';
 import type { Usage } from '../../usage.ts';
+import { customToolNames, unwrapCustom } from './custom-tools.ts';
 import { mintId } from './ids.ts';
 import { encodeOpaque } from './opaque.ts';
 import { messageItem, reasoningItem, responseIdFor, responseObject, terminalStatus, toolCallItem } from './response-object.ts';
 import type { OutputItem, ResponseStatus } from './response-object.ts';
 
+interface ToolState {
+  /** The call's block index in the neutral events (parallel calls may interleave their deltas). */
+  block: number;
+  callId: string;
+  name: string;
+  toolKind: 'function' | 'custom';
+  /** A custom tool that travelled as a function taking `{content}`: unwrapped once complete. */
+  wrapped: boolean;
+  args: string;
+}
+
 type OpenItem =
   | { kind: 'reasoning'; id: string; index: number; text: string; partOpen: boolean; opaque: OpaqueData | null; redacted: boolean }
   | { kind: 'message'; id: string; index: number; text: string }
-  | { kind: 'tool'; id: string; index: number; toolKind: 'function' | 'custom'; callId: string; name: string; args: string };
+  | ({ kind: 'tool'; id: string; index: number } & ToolState);
 
 /** Error codes Codex acts on (C.6); anything else reads as a retryable server error. */
 const KNOWN_FAILURE_CODES = new Set(['rate_limit_exceeded', 'insufficient_quota', 'context_length_exceeded', 'invalid_prompt', 'server_error']);
@@ -34,9 +46,15 @@ export class ResponsesStreamRenderer implements StreamRenderer {
   private readonly createdAt = Math.floor(Date.now() / 1000);
   private model: string;
   private readonly req: CallRequest;
+  private readonly custom: Set<string>;
+  /** Tool calls that started while another was streaming: emitted whole after it. */
+  private readonly held = new Map<number, ToolState>();
+  /** Native pass-through: the upstream's own events are relayed; this tracks what a failure event needs. */
+  private native: { lastSeq: number; responseId: string | null } | null = null;
 
   constructor(req: CallRequest, meta: ResponseMeta) {
     this.req = req;
+    this.custom = customToolNames(req);
     this.id = responseIdFor(meta.requestId);
     this.model = meta.model || meta.requestedModel;
   }
@@ -76,17 +94,26 @@ export class ResponsesStreamRenderer implements StreamRenderer {
         return out + this.emit('response.output_text.delta', { item_id: m.id, output_index: m.index, content_index: 0, delta: e.text, logprobs: [] });
       }
       case 'tool-call-start': {
+        const wrapped = e.kind === 'function' && this.custom.has(e.name);
+        const t: ToolState = { block: e.index, callId: e.id, name: e.name, toolKind: wrapped ? 'custom' : e.kind, wrapped, args: '' };
+        if (this.open?.kind === 'tool') {
+          this.held.set(e.index, t);
+          return out;
+        }
         out += this.closeOpen();
-        const item: OpenItem = { kind: 'tool', id: mintId(e.kind === 'function' ? 'fc' : 'ctc'), index: this.done.length, toolKind: e.kind, callId: e.id, name: e.name, args: '' };
-        this.open = item;
-        return out + this.emit('response.output_item.added', { output_index: item.index, item: toolCallItem(item.id, e.kind, e.id, e.name, '', 'in_progress') });
+        return out + this.openTool(t);
       }
       case 'tool-call-delta': {
-        const t = this.open;
-        if (t?.kind !== 'tool' || e.argumentsDelta === '') return out;
-        t.args += e.argumentsDelta;
-        const type = t.toolKind === 'function' ? 'response.function_call_arguments.delta' : 'response.custom_tool_call_input.delta';
-        return out + this.emit(type, { item_id: t.id, output_index: t.index, delta: e.argumentsDelta });
+        const o = this.open;
+        if (o?.kind === 'tool' && o.block === e.index) {
+          o.args += e.argumentsDelta;
+          if (o.wrapped || e.argumentsDelta === '') return out;
+          const type = o.toolKind === 'function' ? 'response.function_call_arguments.delta' : 'response.custom_tool_call_input.delta';
+          return out + this.emit(type, { item_id: o.id, output_index: o.index, delta: e.argumentsDelta });
+        }
+        const held = this.held.get(e.index);
+        if (held) held.args += e.argumentsDelta;
+        return out;
       }
       case 'block-end':
         return out + this.closeOpen();
@@ -104,6 +131,7 @@ export class ResponsesStreamRenderer implements StreamRenderer {
   }
 
   end(info: StreamEnd): string {
+    if (this.native) return '';
     if (this.finished) return '';
     let out = this.preamble() + this.closeOpen();
     this.finished = true;
@@ -115,8 +143,26 @@ export class ResponsesStreamRenderer implements StreamRenderer {
   }
 
   error(err: GatewayError): string {
+    if (this.native) {
+      // The upstream's stream broke before its terminal event: end it the way Responses clients understand.
+      const n = this.native;
+      const event = { type: 'response.failed', sequence_number: n.lastSeq + 1, response: { id: n.responseId ?? this.id, object: 'response', status: 'failed', output: [], error: { code: 'server_error', message: err.message } } };
+      return `event: response.failed\ndata: ${JSON.stringify(event)}\n\n`;
+    }
     if (this.finished) return '';
     return this.preamble() + this.failed(err.code ?? 'server_error', err.message);
+  }
+
+  /** A native frame, relayed as the upstream sent it. */
+  raw(data: string, event: string | undefined): string {
+    this.native ??= { lastSeq: -1, responseId: null };
+    const seq = /"sequence_number":(\d+)/.exec(data);
+    if (seq) this.native.lastSeq = Number(seq[1]);
+    if (this.native.responseId === null) {
+      const id = /"response":\{"id":"([^"]+)"/.exec(data);
+      if (id) this.native.responseId = id[1];
+    }
+    return `${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
   }
 
   keepAlive(): string | null {
@@ -171,14 +217,36 @@ export class ResponsesStreamRenderer implements StreamRenderer {
       item = messageItem(o.id, o.text, 'completed');
     } else {
       const base = { item_id: o.id, output_index: o.index };
-      out +=
-        o.toolKind === 'function'
-          ? this.emit('response.function_call_arguments.done', { ...base, name: o.name, arguments: o.args })
-          : this.emit('response.custom_tool_call_input.done', { ...base, input: o.args });
+      if (o.toolKind === 'function') {
+        out += this.emit('response.function_call_arguments.done', { ...base, name: o.name, arguments: o.args });
+      } else {
+        if (o.wrapped) {
+          o.args = unwrapCustom(o.args);
+          if (o.args !== '') out += this.emit('response.custom_tool_call_input.delta', { ...base, delta: o.args });
+        }
+        out += this.emit('response.custom_tool_call_input.done', { ...base, input: o.args });
+      }
       item = toolCallItem(o.id, o.toolKind, o.callId, o.name, o.args, 'completed');
     }
     this.done.push(item);
-    return out + this.emit('response.output_item.done', { output_index: o.index, item });
+    out += this.emit('response.output_item.done', { output_index: o.index, item });
+    // Calls held back while this one streamed follow it, each whole.
+    const next = this.held.values().next();
+    if (!next.done) {
+      this.held.delete(next.value.block);
+      const args = next.value.args;
+      next.value.args = '';
+      out += this.openTool(next.value);
+      out += this.event({ type: 'tool-call-delta', choice: 0, index: next.value.block, argumentsDelta: args });
+      out += this.closeOpen();
+    }
+    return out;
+  }
+
+  private openTool(t: ToolState): string {
+    const item: OpenItem = { kind: 'tool', id: mintId(t.toolKind === 'function' ? 'fc' : 'ctc'), index: this.done.length, ...t };
+    this.open = item;
+    return this.emit('response.output_item.added', { output_index: item.index, item: toolCallItem(item.id, t.toolKind, t.callId, t.name, '', 'in_progress') });
   }
 
   private emit(type: string, fields: Record<string, unknown>): string {

@@ -7,6 +7,7 @@
 import { joinUrl } from '../base-url.ts';
 import { makeOpenAIAdapter } from '../openai/index.ts';
 import { openAIChatBody, openAIPassthroughRequest } from '../openai/request.ts';
+import { openAINeutralCodec } from '../openai/neutral.ts';
 import type { CallContext, ProviderAdapter, ProviderSettings, UpstreamRequest } from '../types.ts';
 
 function endpointRoot(baseUrl: string): string {
@@ -53,6 +54,13 @@ const openAIShapes = makeOpenAIAdapter('azure');
 
 export const azureAdapter: ProviderAdapter = {
   type: 'azure',
+  protocol: 'openai-chat',
+  neutral: openAINeutralCodec((body, ctx) => ({
+    method: 'POST',
+    url: azureUrl(ctx, 'chat/completions', ctx.model),
+    headers: headers(ctx.apiKey),
+    body: JSON.stringify({ ...body, model: deploymentFor(ctx.provider, ctx.model) }),
+  })),
   chatRequest,
   chatResponse: openAIShapes.chatResponse,
   chatStream: openAIShapes.chatStream,
