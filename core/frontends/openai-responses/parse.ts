@@ -21,8 +21,8 @@ import type {
   ToolDefinition,
 } from '../../pipeline/call-model.ts';
 import { decodeOpaque } from './opaque.ts';
-import { responsesRequestSchema } from './request-schema.ts';
-import type { ResponsesContentPart, ResponsesInputItem, ResponsesRequest } from './request-schema.ts';
+import { itemSchemas, responsesRequestSchema } from './request-schema.ts';
+import type { ItemType, ResponsesContentPart, ResponsesInputItem, ResponsesRequest } from './request-schema.ts';
 
 /** Body fields the neutral model reads; the rest go to `extra`. */
 const KNOWN = new Set([
@@ -36,10 +36,12 @@ const KNOWN = new Set([
  */
 const BUILTIN_ITEM = /^(web_search_call|file_search_call|computer_call|computer_call_output|code_interpreter_call|image_generation_call|local_shell_call|local_shell_call_output|shell_call|shell_call_output|mcp_call|mcp_list_tools|mcp_approval_request|mcp_approval_response|tool_search_call|tool_search_output)$/;
 
-export function zodToBadRequest(err: ZodError): GatewayError {
+export function zodToBadRequest(err: ZodError, body: unknown): GatewayError {
   const issue = err.issues[0];
   const param = issue.path.length > 0 ? issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${String(p)}`)).join('') : null;
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
+  let value: unknown = body;
+  for (const k of issue.path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[k as PropertyKey] : undefined;
+  if (issue.code === 'invalid_type' && value === undefined) {
     return badRequest(`Missing required parameter: '${param}'.`, 'missing_required_parameter', param);
   }
   return badRequest(`Invalid value for '${param ?? 'body'}': ${issue.message}.`, issue.code === 'invalid_type' ? 'invalid_type' : 'invalid_value', param);
@@ -47,7 +49,7 @@ export function zodToBadRequest(err: ZodError): GatewayError {
 
 export function parseResponsesRequest(body: Record<string, unknown>, headers: IncomingHttpHeaders): CallRequest {
   const parsed = responsesRequestSchema.safeParse(body);
-  if (!parsed.success) throw zodToBadRequest(parsed.error);
+  if (!parsed.success) throw zodToBadRequest(parsed.error, body);
   const r = parsed.data;
   if (r.input === undefined && !r.previous_response_id) throw badRequest("Missing required parameter: 'input'.", 'missing_required_parameter', 'input');
 
@@ -116,7 +118,22 @@ function toolResultContent(output: string | ResponsesContentPart[], at: string):
   return textOf(output, at).filter((p): p is TextPart | ImagePart => p.type === 'text' || p.type === 'image');
 }
 
-function conversation(items: ResponsesInputItem[], system: TextPart[]): CallMessage[] {
+/** Checks an item against the schema of its type; a mistake is a 400 naming the item's field. */
+function checkItem(raw: { type?: string }, i: number): ResponsesInputItem | null {
+  const type = raw.type ?? 'message';
+  if (!Object.hasOwn(itemSchemas, type)) return null;
+  const parsed = itemSchemas[type as ItemType].safeParse(raw);
+  if (parsed.success) return parsed.data as ResponsesInputItem;
+  const issue = zodToBadRequest(parsed.error, raw);
+  const param = `input[${i}]${issue.param ? `.${issue.param}` : ''}`;
+  return throwBad(issue.message.replace(/'([^']*)'/, `'${param}'`), issue.code ?? 'invalid_value', param);
+}
+
+const throwBad = (message: string, code: string, param: string): never => {
+  throw badRequest(message, code, param);
+};
+
+function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): CallMessage[] {
   const out: CallMessage[] = [];
   const turn = (role: 'assistant' | 'tool'): ContentPart[] => {
     const last = out.at(-1);
@@ -125,9 +142,10 @@ function conversation(items: ResponsesInputItem[], system: TextPart[]): CallMess
     out.push(m);
     return m.content;
   };
-  items.forEach((item, i) => {
+  rawItems.forEach((rawItem, i) => {
     const at = `input[${i}]`;
-    const type = 'type' in item && typeof item.type === 'string' ? item.type : 'message';
+    const type = rawItem.type ?? 'message';
+    const item = checkItem(rawItem, i) as ResponsesInputItem;
     switch (type) {
       case 'message': {
         const m = item as Extract<ResponsesInputItem, { role: string }>;

@@ -49,19 +49,19 @@ const reasoningItem = z.looseObject({
   content: z.array(z.looseObject({ type: z.string(), text: z.string() })).nullish(),
   encrypted_content: z.string().nullish(),
 });
-/** Any other item: judged by `parse.ts` (built-in tool calls are dropped, the rest refused). */
-const otherItem = z.looseObject({ type: z.string() });
+/** Items are checked one by one against the schema of their type (`itemSchemas`), so an error names the item. */
+export const inputItemSchema = z.looseObject({ type: z.string().optional() });
 
-export const inputItemSchema = z.union([
-  messageItem,
-  functionCallItem,
-  functionCallOutputItem,
-  customToolCallItem,
-  customToolCallOutputItem,
-  reasoningItem,
-  otherItem,
-]);
-export type ResponsesInputItem = z.infer<typeof inputItemSchema>;
+export const itemSchemas = {
+  message: messageItem,
+  function_call: functionCallItem,
+  function_call_output: functionCallOutputItem,
+  custom_tool_call: customToolCallItem,
+  custom_tool_call_output: customToolCallOutputItem,
+  reasoning: reasoningItem,
+} as const;
+export type ItemType = keyof typeof itemSchemas;
+export type ResponsesInputItem = { [K in ItemType]: z.infer<(typeof itemSchemas)[K]> }[ItemType];
 
 const functionTool = z.looseObject({
   type: z.literal('function'),
