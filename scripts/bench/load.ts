@@ -88,6 +88,8 @@ interface Sink {
 const newSink = (record: boolean): Sink => ({ record, latency: [], ttfb: [], byAttempts: new Map(), statuses: {}, errorSamples: [], errors: 0, costed: 0, lastEnd: 0 });
 
 const DONE = Buffer.from('[DONE]');
+/** A Responses stream has no [DONE]: it ends with its terminal event (written whole, so within the last two chunks). */
+const RESPONSES_DONE = Buffer.from('event: response.completed');
 
 async function one(pool: Pool, spec: LoadSpec, headers: Record<string, string>, sink: Sink): Promise<void> {
   const t0 = performance.now();
@@ -115,8 +117,9 @@ async function one(pool: Pool, spec: LoadSpec, headers: Record<string, string>, 
       }
       if (!spec.stream) ok = true;
       else {
-        const tail = prev && last ? Buffer.concat([prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
-        ok = tail.includes(DONE);
+        const responses = spec.path === '/v1/responses';
+        const tail = prev && last ? Buffer.concat([responses ? prev : prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
+        ok = tail.includes(responses ? RESPONSES_DONE : DONE);
         if (!ok) {
           status = 'truncated';
           sample = `stream without [DONE]; tail: ${tail.toString('utf8').slice(-200)}`;

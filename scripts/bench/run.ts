@@ -17,7 +17,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
-import { BENCH_DIR, CHAT_BODY, FLAKY_PREFIX, OUT_DIR, STREAM_BODY, freePort, loadConfig, rssBytes } from './common.ts';
+import { BENCH_DIR, CHAT_BODY, FLAKY_PREFIX, OUT_DIR, RESPONSES_BODY, RESPONSES_STREAM_BODY, STREAM_BODY, freePort, loadConfig, rssBytes } from './common.ts';
 import type { BenchConfig } from './common.ts';
 import { startGatewayProcess } from './gateway.ts';
 import type { BenchProvider } from './gateway.ts';
@@ -111,10 +111,12 @@ async function main(): Promise<number> {
   const upBase = `http://127.0.0.1:${upPort}`;
   log(`fake upstream on ${upBase}`);
 
-  const spec = (origin: string, stream: boolean, headers: Record<string, string>, serverPid?: number): LoadSpec => ({
+  /** Which endpoint a target is measured on: chat completions, or a Responses request the gateway bridges to chat. */
+  type Endpoint = 'chat' | 'responses';
+  const spec = (origin: string, stream: boolean, headers: Record<string, string>, serverPid?: number, endpoint: Endpoint = 'chat'): LoadSpec => ({
     origin,
-    path: '/v1/chat/completions',
-    body: stream ? STREAM_BODY : CHAT_BODY,
+    path: endpoint === 'chat' ? '/v1/chat/completions' : '/v1/responses',
+    body: endpoint === 'chat' ? (stream ? STREAM_BODY : CHAT_BODY) : stream ? RESPONSES_STREAM_BODY : RESPONSES_BODY,
     headers,
     stream,
     concurrency: cfg.concurrency,
@@ -125,12 +127,12 @@ async function main(): Promise<number> {
   });
 
   /** Both modes against one server; the upstream counters prove where the requests went. */
-  async function measure(t: TargetResult, origin: string, headers: Record<string, string>, serverPid?: number): Promise<void> {
+  async function measure(t: TargetResult, origin: string, headers: Record<string, string>, serverPid?: number, endpoint: Endpoint = 'chat'): Promise<void> {
     const before = await upstreamStats(upBase);
-    t.nonStream = await runLoad(spec(origin, false, headers, serverPid));
+    t.nonStream = await runLoad(spec(origin, false, headers, serverPid, endpoint));
     log(describeLoad(`${t.name} non-stream`, t.nonStream));
     const middle = await upstreamStats(upBase);
-    t.stream = await runLoad(spec(origin, true, headers, serverPid));
+    t.stream = await runLoad(spec(origin, true, headers, serverPid, endpoint));
     log(describeLoad(`${t.name} stream`, t.stream));
     const after = await upstreamStats(upBase);
     t.upstreamDelta = delta(before, after);
@@ -202,6 +204,28 @@ async function main(): Promise<number> {
     } catch (err) {
       t.error = (err as Error).message;
       problems.push(`gateway: ${t.error}`);
+    }
+  }
+
+  // 3b. our gateway on /v1/responses, bridged to the same chat upstream (Responses → neutral → chat → Responses events)
+  if (want('gateway-responses')) {
+    const t = emptyTarget('gateway-responses');
+    targets.push(t);
+    try {
+      const gw = await startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${upBase}/v1`, priority: 1 }], cpu: serverCpu });
+      t.startMs = gw.startMs;
+      t.idleRss = gw.idleRss;
+      try {
+        await measure(t, gw.url, { authorization: `Bearer ${gw.key}` }, gw.child.pid, 'responses');
+      } finally {
+        t.audit = await gw.stop();
+      }
+      const answered = (t.nonStream?.requests ?? 0) + (t.stream?.requests ?? 0);
+      if (t.audit && t.audit.rows < answered) problems.push(`gateway-responses: only ${t.audit.rows} audit rows for ${answered} measured requests`);
+      t.note = 'the same conversation sent as a Responses request (instructions + input items); the gateway parses it, sends chat completions upstream and renders the Response object / the Responses event stream.';
+    } catch (err) {
+      t.error = (err as Error).message;
+      problems.push(`gateway-responses: ${t.error}`);
     }
   }
 
