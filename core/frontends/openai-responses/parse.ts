@@ -188,11 +188,8 @@ function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): C
         return;
       }
       case 'item_reference':
-        throw badRequest(
-          `Invalid '${at}': item references need responses stored on the server, and the gateway stores none. Send the items themselves (store: false with the full history).`,
-          'unsupported_value',
-          at,
-        );
+        // Only the upstream that stored the item can resolve it: `bridgeLimits` keeps such calls native.
+        return;
       default:
         if (BUILTIN_ITEM.test(type)) return;
         throw badRequest(`Invalid '${at}.type': unknown input item type '${type}'.`, 'invalid_value', `${at}.type`);
@@ -271,6 +268,15 @@ export function bridgeLimits(body: Record<string, unknown>): { droppedTools: str
   }
   if (body.conversation !== undefined && body.conversation !== null) {
     throw badRequest("'conversation' needs server-side storage, which the gateway does not keep for translated models. Send the full history instead.", 'unsupported_parameter', 'conversation');
+  }
+  const items = Array.isArray(body.input) ? (body.input as Array<{ type?: unknown }>) : [];
+  const ref = items.findIndex((i) => i?.type === 'item_reference');
+  if (ref >= 0) {
+    throw badRequest(
+      `Invalid 'input[${ref}]': item references need responses stored on the server, and the gateway stores none for models it translates. Send the items themselves (store: false with the full history).`,
+      'unsupported_value',
+      `input[${ref}]`,
+    );
   }
   if (body.background === true) {
     throw badRequest("'background' responses are not supported by the gateway for translated models.", 'unsupported_parameter', 'background');
