@@ -157,7 +157,7 @@ async function chat(x: Exchange): Promise<void> {
   if (x.options.rejectStreamOptions && 'stream_options' in body) {
     return x.json(400, openaiError('Unrecognized request argument supplied: stream_options', 'invalid_request_error', 'stream_options'));
   }
-  const reply = runScenario(toScenario(body));
+  const reply = runScenario({ ...toScenario(body), forcedTool: x.options.toolCall });
   const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
   const created = Math.floor(Date.now() / 1000);
   const callId = `call_${randomBytes(12).toString('hex')}`;
