@@ -83,7 +83,7 @@ function reasoning(body: Obj): ReasoningRequest | undefined {
 }
 
 export function parseMessagesRequest(raw: Obj, headers: IncomingHttpHeaders): CallRequest {
-  const body = check(messagesSchema, raw) as Obj & { model: string; max_tokens: number; messages: Array<{ role: 'user' | 'assistant'; content: string | Obj[] }> };
+  const body = check(messagesSchema, raw) as Obj & { model: string; max_tokens: number; messages: Array<{ role: 'user' | 'assistant' | 'system'; content: string | Obj[] }> };
   const system: TextPart[] = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : Array.isArray(body.system) ? body.system.filter(isObj).filter((b) => b.type === 'text').map(text) : [];
   const messages: CallMessage[] = body.messages.map((m) => ({ role: m.role, content: blocks(m.content).map(part).filter((p): p is ContentPart => p !== null) }));
   const tools: ToolDefinition[] = [];

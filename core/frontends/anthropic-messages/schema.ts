@@ -10,7 +10,7 @@ const content = z.union([z.string(), z.array(block)]);
 export const messagesSchema = z.looseObject({
   model: z.string().min(1),
   max_tokens: z.number().int().positive(),
-  messages: z.array(z.looseObject({ role: z.enum(['user', 'assistant']), content })).min(1),
+  messages: z.array(z.looseObject({ role: z.enum(['user', 'assistant', 'system']), content })).min(1),
   system: z.union([z.string(), z.array(block)]).optional(),
   stream: z.boolean().optional(),
   tools: z.array(z.looseObject({ name: z.string().optional(), type: z.string().optional() })).optional(),
