@@ -50,6 +50,9 @@ export class CallRecord {
 
   key: StoredKey | null;
   stream: boolean;
+  /** The client's `user-agent`, and Claude Code's session id (`x-claude-code-session-id`), when sent. */
+  userAgent: string | null = null;
+  sessionId: string | null = null;
 
   constructor(init: CallRecordInit) {
     this.init = init;
@@ -99,6 +102,8 @@ export class CallRecord {
       attemptsJson: JSON.stringify(
         this.attempts.map((a) => ({ provider: a.provider, model: a.model, status: a.status, error: a.error, duration_ms: a.durationMs })),
       ),
+      userAgent: this.userAgent,
+      sessionId: this.sessionId,
       requestBody: storeBodies ? scrub(this.requestBody) : null,
       responseBody: storeBodies ? scrub(this.responseBody) : null,
     };

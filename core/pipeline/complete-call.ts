@@ -12,7 +12,7 @@ import { readJsonBody, sendToProvider, timeoutsFor } from '../gateway/upstream-c
 import type { Usage } from '../usage.ts';
 import type { Answer, UpstreamCodec } from './codec.ts';
 import { resultText } from './codec.ts';
-import type { PipelineCall } from './run-call.ts';
+import type { PipelineCall } from './pipeline-call.ts';
 
 export async function completeCall(ctx: RequestContext, call: PipelineCall, admission: Admission, codecFor: (c: Candidate) => UpstreamCodec): Promise<void> {
   const { deps, record } = ctx;

@@ -5,31 +5,14 @@
  * The front end parses and renders; the codec of each candidate talks to its upstream.
  */
 import { admit } from '../gateway/admission.ts';
-import type { Admission } from '../gateway/admission.ts';
 import type { Candidate } from '../gateway/model-router.ts';
 import type { RequestContext } from '../gateway/request-context.ts';
-import type { Usage } from '../usage.ts';
-import type { CallRequest } from './call-model.ts';
-import type { UpstreamCodec } from './codec.ts';
 import { neutralCodec } from './codec.ts';
 import { completeCall } from './complete-call.ts';
-import type { FrontEnd } from './front-end.ts';
+import type { PipelineCall } from './pipeline-call.ts';
 import { streamCall } from './stream-call.ts';
 
-export interface PipelineCall {
-  frontEnd: FrontEnd;
-  request: CallRequest;
-  /** The codec for a candidate; default: the adapter's neutral codec. */
-  codecFor?(c: Candidate): UpstreamCodec;
-  /** The prompt's tokens, counted only when a budget needs them. */
-  promptTokens(): number;
-  /** The usage to record when the upstream reported none; `completionText` is what was answered. */
-  estimate(completionText: string): Promise<Usage>;
-  /** Narrows the admitted candidates (e.g. to those that serve the endpoint); may throw a client error. */
-  narrow?(admission: Admission): Admission;
-  /** The most output the call may produce, for the budget reservation (default: the request's `maxOutputTokens`). */
-  maxOutputTokens?: number | null;
-}
+export type { PipelineCall } from './pipeline-call.ts';
 
 export async function runCall(ctx: RequestContext, call: PipelineCall): Promise<void> {
   const req = call.request;

@@ -21,7 +21,7 @@ import { successHeaders } from '../gateway/success-headers.ts';
 import { sendToProvider, timeoutsFor, transportFailure } from '../gateway/upstream-call.ts';
 import type { UpstreamCodec } from './codec.ts';
 import { Relay } from './relay.ts';
-import type { PipelineCall } from './run-call.ts';
+import type { PipelineCall } from './pipeline-call.ts';
 
 interface OpenStream {
   res: UpstreamResponse;

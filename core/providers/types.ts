@@ -53,6 +53,8 @@ export interface CallContext {
   /** The provider secret, or null when the provider needs none. */
   apiKey: string | null;
   stream: boolean;
+  /** Client headers this upstream must see (e.g. `anthropic-beta` for an Anthropic provider). */
+  forwardHeaders?: Record<string, string>;
 }
 
 /** A non-stream result: an OpenAI `chat.completion` object (usage included when known). */
@@ -76,6 +78,8 @@ export interface UpstreamFailure {
   param?: string | null;
   /** From `retry-after-ms` / `retry-after`, when the provider said. */
   retryAfterMs?: number;
+  /** The error body as the provider sent it (HTTP errors), for a pass-through of the same protocol. */
+  body?: string;
 }
 
 export type StreamPiece =

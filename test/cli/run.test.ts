@@ -62,6 +62,7 @@ describe('gateway run', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const r = await runCli(['run', '--budget', '2', '--', process.execPath, script, seen], { home, env: { ANTHROPIC_API_KEY: 'sk-ant-real-looking-should-not-leak' }, timeoutMs: 80_000 });
     expect(r.code, r.stderr).toBe(7);
     expect(r.stdout).toContain('openai: Demo reply to: hello from the run');
+    expect(r.stdout).toContain('anthropic: ok Demo reply to: hi anthropic');
     const { key, env } = JSON.parse(readFileSync(seen, 'utf8')) as { key: string; env: Record<string, unknown> };
     expect(key).toMatch(/^sk-gw-/);
     expect(env.OPENAI_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
@@ -82,6 +83,7 @@ describe('gateway run', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       keyId = k!.id;
       const calls = store.db.prepare('SELECT endpoint, status, cost_usd FROM calls WHERE key_id = ?').all(keyId) as Array<{ endpoint: string; status: number; cost_usd: number }>;
       expect(calls.some((c) => c.endpoint === '/v1/chat/completions' && c.status === 200 && c.cost_usd > 0)).toBe(true);
+      expect(calls.some((c) => c.endpoint === '/v1/messages' && c.status === 200 && c.cost_usd > 0)).toBe(true);
     } finally {
       store.close();
     }

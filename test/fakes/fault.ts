@@ -47,8 +47,10 @@ export interface FakeOptions {
   usageOnEveryChunk?: boolean;
   /** When set, requests without this key get the provider's 401. */
   requireKey?: string;
-  /** OpenAI chat fake only: the arguments JSON of the scenario's tool call instead of {"city":"Paris"} (agent tests run real tools). */
-  toolArguments?: string;
+  /** Scripted tool call: when this tool is declared and the user just spoke, call it with these arguments. */
+  toolCall?: { name: string; arguments: Record<string, unknown> };
+  /** Anthropic fake only: answer with a signed thinking block before the content. */
+  thinking?: { text: string; signature: string };
 }
 
 export interface FakeUpstream {

@@ -157,7 +157,7 @@ async function chat(x: Exchange): Promise<void> {
   if (x.options.rejectStreamOptions && 'stream_options' in body) {
     return x.json(400, openaiError('Unrecognized request argument supplied: stream_options', 'invalid_request_error', 'stream_options'));
   }
-  const reply = withToolArguments(runScenario(toScenario(body)), x.options.toolArguments);
+  const reply = runScenario({ ...toScenario(body), forcedTool: x.options.toolCall });
   const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
   const created = Math.floor(Date.now() / 1000);
   const callId = `call_${randomBytes(12).toString('hex')}`;
@@ -219,13 +219,6 @@ function streamEvents(
   }
   events.push('[DONE]');
   return events.map((data) => ({ data }));
-}
-
-function withToolArguments(reply: ScenarioReply, args: string | undefined): ScenarioReply {
-  if (!reply.toolCall || args === undefined) return reply;
-  const third = Math.ceil(args.length / 3);
-  const argumentFragments = [args.slice(0, third), args.slice(third, 2 * third), args.slice(2 * third)];
-  return { ...reply, toolCall: { ...reply.toolCall, argumentsJson: args, argumentFragments } };
 }
 
 // ---- models ----

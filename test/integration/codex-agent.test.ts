@@ -57,7 +57,7 @@ beforeAll(async () => {
     if (hasToolOutput(body)) return { text: `The note says: ${toolOutputText(body).includes(NOTE) ? NOTE : 'nothing I could read'}` };
     return { call: { name: 'exec_command', kind: 'function', payload: JSON.stringify({ cmd: COMMAND }) } };
   });
-  chat = await startOpenAIUpstream({ models: ['deepseek-chat'], toolArguments: JSON.stringify({ cmd: COMMAND }) });
+  chat = await startOpenAIUpstream({ models: ['deepseek-chat'], toolCall: { name: 'exec_command', arguments: { cmd: COMMAND } } });
   t = await startTestGateway({
     providers: [
       { name: 'oa', type: 'openai', baseUrl: native.url, secret: 'sk-native-codex-0123456789', models: ['gpt-5-codex'] },

@@ -61,8 +61,8 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
   };
 }
 
-export const chatCodec = (body: ChatRequest) => (c: Candidate): UpstreamCodec =>
-  chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, ctx), chatCompletionText);
+export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>) => (c: Candidate): UpstreamCodec =>
+  chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, { ...ctx, forwardHeaders }), chatCompletionText);
 
 export function chatCompletionText(body: Record<string, unknown>): string {
   const choices = body.choices;

@@ -62,7 +62,9 @@ function turns(messages: CallMessage[]): Obj[] {
   const out: Array<{ role: 'user' | 'assistant'; content: Obj[] }> = [];
   for (const m of messages) {
     const role = m.role === 'assistant' ? 'assistant' : 'user';
-    const blocks = m.content.map(block).filter((b): b is Obj => b !== null);
+    // A mid-conversation instruction travels as user text, marked as the system's.
+    const parts = m.role === 'system' ? m.content.flatMap((p) => (p.type === 'text' ? [{ ...p, text: `<system>${p.text}</system>` }] : [])) : m.content;
+    const blocks = parts.map(block).filter((b): b is Obj => b !== null);
     if (blocks.length === 0) continue;
     const last = out.at(-1);
     if (last && last.role === role) last.content.push(...blocks);

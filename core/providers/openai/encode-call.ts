@@ -38,6 +38,10 @@ function messagesFor(req: CallRequest, ctx: CallContext): Obj[] {
 }
 
 function messageFor(m: CallMessage): Obj[] {
+  if (m.role === 'system') {
+    const text = m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+    return text === '' ? [] : [{ role: 'system', content: text }];
+  }
   if (m.role === 'assistant') {
     const text = m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
     const calls = m.content.filter((p): p is ToolCallPart => p.type === 'tool-call');
