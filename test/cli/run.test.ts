@@ -12,7 +12,7 @@ import { startGateway } from '../../core/gateway/app.ts';
 import { hashLocalKey } from '../../core/keys/local-key.ts';
 import { DEMO_MODELS } from '../../core/demo/demo-upstream.ts';
 import { Store } from '../../core/storage/index.ts';
-import { REPO_ROOT, runCli, tempHome, CLI_TEST_TIMEOUT_MS } from '../support/cli.ts';
+import { REPO_ROOT, runCli, startCli, tempHome, CLI_TEST_TIMEOUT_MS } from '../support/cli.ts';
 
 let home: string;
 let cleanup: () => void;
@@ -118,6 +118,20 @@ describe('gateway run', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(bad.stderr).toMatch(/No key named "nobody"/);
     const both = await runCli(['run', '--key', 'parent', '--budget', '1', '--', process.execPath, script], { home });
     expect(both.code).toBe(2);
+  });
+});
+
+describe('gateway run signals', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it('passes SIGTERM to the command and exits with its code', async () => {
+    const script = path.join(work, 'wait.mjs');
+    writeFileSync(script, "process.on('SIGTERM', () => { console.log('got SIGTERM'); process.exit(42); }); console.log('ready'); setInterval(() => {}, 1000);\n");
+    const cli = startCli(['run', '--', process.execPath, script], { home });
+    await cli.waitFor(/ready/);
+    cli.child.kill('SIGTERM');
+    const { code } = await cli.exited;
+    expect(cli.stdout).toContain('got SIGTERM');
+    expect(code).toBe(42);
+    expect(cli.stderr).toMatch(/gateway run: 0 calls.*deleted/);
   });
 });
 
