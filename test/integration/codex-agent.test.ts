@@ -18,6 +18,7 @@ import type { FakeUpstream } from '../fakes/fault.ts';
 import { startOpenAIResponsesUpstream } from '../fakes/openai-responses-upstream.ts';
 import type { ResponsesBody } from '../fakes/openai-responses-upstream.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
+import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
 import { auditRow } from '../support/call-checks.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
@@ -49,6 +50,7 @@ function toolOutputText(body: unknown): string {
 
 let native: FakeUpstream;
 let chat: FakeUpstream;
+let anthropic: FakeUpstream;
 let t: TestGateway;
 
 beforeAll(async () => {
@@ -58,8 +60,10 @@ beforeAll(async () => {
     return { call: { name: 'exec_command', kind: 'function', payload: JSON.stringify({ cmd: COMMAND }) } };
   });
   chat = await startOpenAIUpstream({ models: ['deepseek-chat'], toolCall: { name: 'exec_command', arguments: { cmd: COMMAND } } });
+  anthropic = await startAnthropicUpstream({ models: ['claude-sonnet-4-5'], toolCall: { name: 'exec_command', arguments: { cmd: COMMAND } } });
   t = await startTestGateway({
     providers: [
+      { name: 'an', type: 'anthropic', baseUrl: anthropic.url, secret: 'test-ant-codex-0123456789', models: ['claude-sonnet-4-5'] },
       { name: 'oa', type: 'openai', baseUrl: native.url, secret: 'sk-native-codex-0123456789', models: ['gpt-5-codex'] },
       { name: 'ds', type: 'openai-compatible', baseUrl: chat.url, secret: 'sk-chat-codex-0123456789', models: ['deepseek-chat'] },
     ],
@@ -69,6 +73,7 @@ afterAll(async () => {
   await t?.close();
   await native?.close();
   await chat?.close();
+  await anthropic?.close();
 });
 
 interface Run {
@@ -166,6 +171,21 @@ describe.skipIf(installError !== null)('codex exec through the gateway', () => {
     const tool = messages.find((m) => m.role === 'tool');
     expect(String(tool?.content)).toContain(NOTE);
     // The chat fake answers "Tool said: <the tool output>", which Codex prints as its answer.
+    expect(run.stdout).toContain('Tool said:');
+    expect(run.stdout).toContain(NOTE);
+  }, 150_000);
+
+  it('Anthropic upstream (bridged): one exec_command round trip', async () => {
+    const before = anthropic.requests.length;
+    const run = await runCodex('claude-sonnet-4-5');
+    expect(run.code, run.stderr).toBe(0);
+    const sent = anthropic.requests.slice(before).filter((r) => r.path.startsWith('/v1/messages'));
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    const messages = (sent.at(-1)!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Array<{ type: string; content?: unknown }>) : []));
+    expect(blocks.some((b) => b.type === 'tool_use')).toBe(true);
+    const result = blocks.find((b) => b.type === 'tool_result');
+    expect(JSON.stringify(result?.content)).toContain(NOTE);
     expect(run.stdout).toContain('Tool said:');
     expect(run.stdout).toContain(NOTE);
   }, 150_000);
