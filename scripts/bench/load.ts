@@ -16,6 +16,8 @@ export interface LoadSpec {
   body: string;
   headers?: Record<string, string>;
   stream: boolean;
+  /** What the end of a complete stream contains (default `[DONE]`; Anthropic streams end with `message_stop`). */
+  endMarker?: string;
   concurrency: number;
   seconds: number;
   warmupSeconds: number;
@@ -116,10 +118,11 @@ async function one(pool: Pool, spec: LoadSpec, headers: Record<string, string>, 
       if (!spec.stream) ok = true;
       else {
         const tail = prev && last ? Buffer.concat([prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
-        ok = tail.includes(DONE);
+        const marker = spec.endMarker ? Buffer.from(spec.endMarker) : DONE;
+        ok = tail.includes(marker);
         if (!ok) {
           status = 'truncated';
-          sample = `stream without [DONE]; tail: ${tail.toString('utf8').slice(-200)}`;
+          sample = `stream without ${marker.toString()}; tail: ${tail.toString('utf8').slice(-200)}`;
         }
       }
     }
