@@ -1,10 +1,10 @@
 /**
  * `POST /v1/completions` (legacy). The body passes through to OpenAI-protocol providers; a stream
- * goes through the chat relay (`streamCall`): chunks keep `object: "text_completion"`, usage is always
+ * goes through the call pipeline with chat's chunk renderer: chunks keep `object: "text_completion"`, usage is always
  * requested upstream and shown only when the client asked, errors after the first byte end the stream
  * with an error event.
  */
-import { badRequest } from '../errors.ts';
+import { badRequest, internalError } from '../errors.ts';
 import { openAIChatBody } from '../providers/openai/request.ts';
 import type { CallContext, PassthroughBody } from '../providers/types.ts';
 import { toOpenAIUsage } from '../usage.ts';
@@ -13,39 +13,28 @@ import { admit } from './admission.ts';
 import { countTokens, warmTokenizer } from './estimate.ts';
 import { passthroughRequestFor, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
 import type { RequestContext } from './request-context.ts';
+import { completionRequestSchema } from './schemas/completions.ts';
+import type { CompletionRequest } from './schemas/completions.ts';
+import { parseRequest } from './schemas/common.ts';
 import { runCall } from '../pipeline/run-call.ts';
 import type { CallRequest } from '../pipeline/call-model.ts';
 import type { FrontEnd } from '../pipeline/front-end.ts';
 import { ChatStreamRenderer, openAIErrorResponse } from '../frontends/openai-chat/front-end.ts';
 import { chunkCodec } from '../frontends/openai-chat/codec.ts';
-import { internalError } from '../errors.ts';
-
-export type CompletionRequest = Record<string, unknown> & { model: string; prompt: unknown; stream?: boolean };
 
 const isTokenArray = (v: unknown): boolean => Array.isArray(v) && v.every((t) => Number.isInteger(t));
+
+export type { CompletionRequest };
 
 export function validateCompletionRequest(body: Record<string, unknown>): CompletionRequest {
   if (!('model' in body) || body.model === null || body.model === '') {
     throw badRequest('You must provide a model parameter.', 'missing_parameter', 'model');
   }
-  if (typeof body.model !== 'string') throw badRequest("Invalid type for 'model': expected a string.", 'invalid_type', 'model');
-  if (!('prompt' in body) || body.prompt === null || body.prompt === undefined) {
-    throw badRequest("Missing required parameter: 'prompt'.", 'missing_parameter', 'prompt');
-  }
-  const p = body.prompt;
-  const ok =
-    typeof p === 'string' ||
-    (Array.isArray(p) && p.length > 0 && (p.every((x) => typeof x === 'string') || isTokenArray(p) || p.every(isTokenArray)));
-  if (!ok) {
-    throw badRequest("Invalid type for 'prompt': expected a string, an array of strings, an array of tokens or an array of token arrays.", 'invalid_type', 'prompt');
-  }
-  if ('stream' in body && body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
-    throw badRequest("Invalid type for 'stream': expected a boolean.", 'invalid_type', 'stream');
-  }
-  if (body.stream_options != null && body.stream !== true) {
+  const parsed = parseRequest(completionRequestSchema, body);
+  if (parsed.stream_options != null && parsed.stream !== true) {
     throw badRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'invalid_value', 'stream_options');
   }
-  return body as CompletionRequest;
+  return parsed;
 }
 
 /** Prompt tokens: strings are counted, token arrays are already tokens. */
@@ -92,7 +81,7 @@ const completionsFrontEnd: FrontEnd = {
   error: (err) => openAIErrorResponse(err),
 };
 
-function completionCall(body: CompletionRequest, maxOutputTokens: number, n: number): CallRequest {
+function completionCall(body: CompletionRequest, maxOutputTokens: number | null, n: number): CallRequest {
   return {
     inbound: 'openai-completions',
     model: body.model,
@@ -112,14 +101,16 @@ function completionCall(body: CompletionRequest, maxOutputTokens: number, n: num
 export async function handleCompletions(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const body = validateCompletionRequest(raw);
   ctx.record.modelRequested = body.model;
-  // The API's default max_tokens for completions is 16.
-  const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : 16;
-  const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
+  // OpenAI's default max_tokens for completions is 16, but OpenAI-compatible servers (vLLM, Ollama)
+  // default to the model's limit: without max_tokens the worst case is the model's limit.
+  const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : null;
+  // best_of generates (and bills) that many completions server-side, returning n of them.
+  const n = Math.max(typeof body.n === 'number' && body.n > 0 ? body.n : 1, typeof body.best_of === 'number' && body.best_of > 0 ? body.best_of : 1);
+  const prompts = Array.isArray(body.prompt) && !isTokenArray(body.prompt) ? body.prompt.length : 1;
   if (body.stream === true) {
     await runCall(ctx, {
       frontEnd: completionsFrontEnd,
-      request: completionCall(body, maxTokens, n),
-      maxOutputTokens: maxTokens * n,
+      request: completionCall(body, maxTokens, n * prompts),
       promptTokens: () => promptTokens(body.prompt),
       estimate: (text) => estimate(body.prompt, text),
       narrow: (admission) => servingCandidates(admission, '/completions', body.model),
@@ -127,7 +118,7 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
     });
     return;
   }
-  const admission = admit(ctx, body.model, { inputTokens: promptTokens(body.prompt), maxOutputTokens: maxTokens * n });
+  const admission = admit(ctx, body.model, { inputTokens: () => promptTokens(body.prompt), maxOutputTokens: maxTokens, n: n * prompts });
   try {
     const serving = servingCandidates(admission, '/completions', body.model);
     const success = await runPassthrough(ctx, serving, { path: '/completions', stream: false, jsonOnly: true, body: (callCtx) => completionBody(body, callCtx) });
@@ -142,7 +133,7 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
     }
     respondPassthrough(ctx, success, usage);
   } finally {
-    // Whatever the outcome, the key pays what the record says was used.
+    // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
     admission.settle(ctx.record.priced.costUsd);
   }
 }

@@ -17,6 +17,8 @@ export type Answer =
       usage: Usage | null;
       /** The answer's visible text, for an estimate when the upstream gave no usage. */
       text: string;
+      /** The `service_tier` the upstream says it served (priced differently by some providers). */
+      serviceTier?: string;
       /** The body to send; `end` has the final usage (estimated when the upstream gave none) and cost. */
       render(end: StreamEnd): string;
     };

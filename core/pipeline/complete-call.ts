@@ -46,12 +46,14 @@ export async function completeCall(ctx: RequestContext, call: PipelineCall, admi
     usage = await call.estimate(value.kind === 'result' ? resultText(value.result) : value.text);
     if (value.kind === 'result') value.result.usage = usage;
   }
+  if (value.kind === 'native' && value.serviceTier !== undefined) usage = { ...usage, serviceTier: value.serviceTier };
   record.usage = usage;
-  record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
+  record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, record.usage ?? usage);
   deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
   const headers = { ...successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing), ...call.frontEnd.headers?.(ctx.requestId) };
   if (record.priced.costUsd !== null) headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
-  const end = { usage, costUsd: record.priced.costUsd, estimated: usage.estimated };
+  const settled = record.usage ?? usage;
+  const end = { usage: settled, costUsd: record.priced.costUsd, estimated: settled.estimated || settled.clamped === true };
   const text =
     value.kind === 'result'
       ? call.frontEnd.render(value.result, { requestId: ctx.requestId, requestedModel: call.request.model, model: candidate.model, provider: candidate.provider }, end)

@@ -17,6 +17,8 @@ export interface PipelineCall {
   estimate(completionText: string): Promise<Usage>;
   /** Narrows the admitted candidates (e.g. to those that serve the endpoint); may throw a client error. */
   narrow?(admission: Admission): Admission;
-  /** The most output the call may produce, for the budget reservation (default: the request's `maxOutputTokens`). */
+  /** The most output one choice may produce, for the budget reservation (default: the request's `maxOutputTokens`). */
   maxOutputTokens?: number | null;
+  /** Choices the reservation counts (default: the request's `n`). */
+  n?: number;
 }

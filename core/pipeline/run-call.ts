@@ -17,7 +17,12 @@ export type { PipelineCall } from './pipeline-call.ts';
 export async function runCall(ctx: RequestContext, call: PipelineCall): Promise<void> {
   const req = call.request;
   ctx.record.modelRequested = req.model;
-  const admitted = admit(ctx, req.model, { inputTokens: call.promptTokens, maxOutputTokens: call.maxOutputTokens !== undefined ? call.maxOutputTokens : req.maxOutputTokens });
+  const admitted = admit(ctx, req.model, {
+    inputTokens: call.promptTokens,
+    maxOutputTokens: call.maxOutputTokens !== undefined ? call.maxOutputTokens : req.maxOutputTokens,
+    n: call.n ?? req.n,
+    ...(req.serviceTier !== undefined ? { serviceTier: req.serviceTier } : {}),
+  });
   try {
     const admission = call.narrow ? call.narrow(admitted) : admitted;
     const codecFor = call.codecFor ?? ((c: Candidate) => neutralCodec(c, req));

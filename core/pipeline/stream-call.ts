@@ -19,6 +19,7 @@ import type { RequestContext } from '../gateway/request-context.ts';
 import { clientGone } from '../gateway/request-context.ts';
 import { successHeaders } from '../gateway/success-headers.ts';
 import { sendToProvider, timeoutsFor, transportFailure } from '../gateway/upstream-call.ts';
+import type { Usage } from '../usage.ts';
 import type { UpstreamCodec } from './codec.ts';
 import { Relay } from './relay.ts';
 import type { PipelineCall } from './pipeline-call.ts';
@@ -81,7 +82,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   // A stream cut short (client gone, provider failed mid-way) still used tokens: bill what was delivered,
   // from the upstream's usage when it came, else an estimate of the prompt and the text relayed so far.
   const settlePartial = async (): Promise<void> => {
-    const usage = relay.usage ?? (await call.estimate(relay.text));
+    const usage = relay.usage ?? partialUsage(stream.decoder.usageSoFar?.() ?? null, await call.estimate(relay.text));
     record.usage = usage;
     record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
     record.responseBody = relay.text;
@@ -134,14 +135,27 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   }
 
   // Completed: settle usage and cost, then the protocol's closing text.
-  const usage = relay.usage ?? (await call.estimate(relay.text));
+  let usage = relay.usage ?? (await call.estimate(relay.text));
+  const tier = relay.upstreamUsage?.service_tier;
+  if (typeof tier === 'string') usage = { ...usage, serviceTier: tier };
   record.usage = usage;
-  record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
+  const settled = record.usage ?? usage;
+  record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, settled);
   deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
-  const closing = renderer.end({ usage, costUsd: record.priced.costUsd, estimated: usage.estimated, ...(relay.upstreamUsage ? { upstreamUsage: relay.upstreamUsage } : {}) });
+  // Clamped counts (impossible ones the upstream sent) are the gateway's: the client sees those, not the upstream's.
+  const closing = renderer.end({ usage: settled, costUsd: record.priced.costUsd, estimated: settled.estimated || settled.clamped === true, ...(relay.upstreamUsage ? { upstreamUsage: relay.upstreamUsage } : {}) });
   if (closing !== '') await relay.write(closing);
   res.end();
   record.responseBody = relay.text;
+}
+
+/**
+ * A cut stream's usage: what the upstream already reported (Anthropic's `message_start` knows the whole
+ * prompt, cache included) with the output that was relayed, whichever count is larger; estimated.
+ */
+function partialUsage(reported: Usage | null, estimated: Usage): Usage {
+  if (reported === null) return estimated;
+  return { ...reported, outputTokens: Math.max(reported.outputTokens, estimated.outputTokens), estimated: true };
 }
 
 function midStreamError(timeout: boolean, message: string): GatewayError {

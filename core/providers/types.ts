@@ -96,6 +96,8 @@ export interface StreamTranslator {
   push(event: SseEvent): StreamPiece[];
   /** Called when the upstream connection closed; returns anything still pending. */
   finish(): StreamPiece[];
+  /** The usage the stream reported so far (Anthropic's `message_start`, Gemini's last `usageMetadata`), to bill a cut stream. */
+  usageSoFar?(): Usage | null;
 }
 
 /**
@@ -116,6 +118,8 @@ export interface FrameDecoder {
   push(event: SseEvent): Frame[];
   /** The upstream connection closed; returns anything still pending (an `error` when the stream was cut). */
   finish(): Frame[];
+  /** Optional: the usage reported so far, for billing a stream cut before its final usage. */
+  usageSoFar?(): Usage | null;
 }
 
 /** The neutral half of an adapter: the call model in, the call model out. */

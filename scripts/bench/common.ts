@@ -127,3 +127,10 @@ export function cpuMs(pid: number): number | null {
 }
 
 export const mib = (bytes: number | null): string => (bytes === null ? 'n/a' : `${(bytes / 1048576).toFixed(1)} MiB`);
+
+/** The same conversation as an Anthropic Messages request (system apart), for the `/v1/messages` pass-through row. */
+const anthropicMessages = messages.filter((m) => m.role !== 'system');
+const anthropicSystem = [{ type: 'text', text: messages[0].content }];
+export const MESSAGES_MODEL = 'bench-claude';
+export const MESSAGES_BODY = JSON.stringify({ model: MESSAGES_MODEL, system: anthropicSystem, messages: anthropicMessages, temperature: 0.2, max_tokens: 256 });
+export const MESSAGES_STREAM_BODY = JSON.stringify({ model: MESSAGES_MODEL, system: anthropicSystem, messages: anthropicMessages, temperature: 0.2, max_tokens: 256, stream: true });

@@ -16,6 +16,8 @@ export interface LoadSpec {
   body: string;
   headers?: Record<string, string>;
   stream: boolean;
+  /** What the end of a complete stream contains (default `[DONE]`; Anthropic streams end with `message_stop`). */
+  endMarker?: string;
   concurrency: number;
   seconds: number;
   warmupSeconds: number;
@@ -88,8 +90,6 @@ interface Sink {
 const newSink = (record: boolean): Sink => ({ record, latency: [], ttfb: [], byAttempts: new Map(), statuses: {}, errorSamples: [], errors: 0, costed: 0, lastEnd: 0 });
 
 const DONE = Buffer.from('[DONE]');
-/** A Responses stream has no [DONE]: it ends with its terminal event (written whole, so within the last two chunks). */
-const RESPONSES_DONE = Buffer.from('event: response.completed');
 
 async function one(pool: Pool, spec: LoadSpec, headers: Record<string, string>, sink: Sink): Promise<void> {
   const t0 = performance.now();
@@ -117,12 +117,12 @@ async function one(pool: Pool, spec: LoadSpec, headers: Record<string, string>, 
       }
       if (!spec.stream) ok = true;
       else {
-        const responses = spec.path === '/v1/responses';
-        const tail = prev && last ? Buffer.concat([responses ? prev : prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
-        ok = tail.includes(responses ? RESPONSES_DONE : DONE);
+        const tail = prev && last ? Buffer.concat([spec.endMarker ? prev : prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
+        const marker = spec.endMarker ? Buffer.from(spec.endMarker) : DONE;
+        ok = tail.includes(marker);
         if (!ok) {
           status = 'truncated';
-          sample = `stream without [DONE]; tail: ${tail.toString('utf8').slice(-200)}`;
+          sample = `stream without ${marker.toString()}; tail: ${tail.toString('utf8').slice(-200)}`;
         }
       }
     }

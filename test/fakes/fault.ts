@@ -51,6 +51,11 @@ export interface FakeOptions {
   toolCall?: { name: string; arguments: Record<string, unknown> };
   /** Anthropic fake only: answer with a signed thinking block before the content. */
   thinking?: { text: string; signature: string };
+  /**
+   * OpenAI fakes: answer this many words (tokens) when the request allows it: a model that uses all
+   * the output it may (up to `max_tokens`, or this when the request names none). Off: the short echo.
+   */
+  longAnswers?: number;
 }
 
 export interface FakeUpstream {

@@ -316,3 +316,33 @@ describe('models and unserved paths', () => {
     expect(o.error.message).not.toContain('not under');
   });
 });
+
+describe('failover between a pass-through and a translated provider', () => {
+  it('an Anthropic provider failing before the first byte hands the call to an OpenAI one, stream and not', async () => {
+    const a = await startAnthropicUpstream({ models: ['shared-model'] });
+    const o = await startOpenAIUpstream({ models: ['shared-model'] });
+    const g = await startTestGateway({
+      providers: [
+        { name: 'first-claude', type: 'anthropic', baseUrl: a.url, models: ['shared-model'], priority: 1, secret: 'a-secret' },
+        { name: 'then-openai', type: 'openai', baseUrl: o.url, models: ['shared-model'], priority: 2, secret: 'o-secret' },
+      ],
+    });
+    try {
+      a.setDefaultFault({ kind: 'status', status: 529 });
+      const client = new Anthropic({ apiKey: g.key, baseURL: g.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+      const { data, response } = await client.messages.create({ model: 'shared-model', max_tokens: 20, messages: [{ role: 'user', content: 'still there?' }] }).withResponse();
+      expect(data.content).toEqual([{ type: 'text', text: 'Echo: still there?' }]);
+      expect(response.headers.get('x-gateway-provider')).toBe('then-openai');
+      expect(Number(response.headers.get('x-gateway-attempts'))).toBeGreaterThanOrEqual(2);
+      const streamed = await client.messages.stream({ model: 'shared-model', max_tokens: 20, messages: [{ role: 'user', content: 'and streamed?' }] }).finalMessage();
+      expect(streamed.content).toEqual([{ type: 'text', text: 'Echo: and streamed?' }]);
+      expect(a.requests.length).toBeGreaterThanOrEqual(2);
+      const row = await auditRow(g, response.headers.get('x-request-id'));
+      expect(row.attemptList.map((x) => x.provider)).toContain('first-claude');
+      expect(row.provider).toBe('then-openai');
+    } finally {
+      await g.close();
+      await Promise.all([a.close(), o.close()]);
+    }
+  });
+});

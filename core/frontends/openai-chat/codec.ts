@@ -4,6 +4,8 @@
  * chunks relayed nearly as the upstream sent them, `usage` lifted out so the gateway alone places it.
  */
 import { toOpenAIUsage } from '../../usage.ts';
+import type { Usage } from '../../usage.ts';
+import { stringifyWithCost } from '../../pricing/cost.ts';
 import type { UpstreamCodec } from '../../pipeline/codec.ts';
 import type { Candidate } from '../../gateway/model-router.ts';
 import type { CallContext, Frame, FrameDecoder, SseEvent, StreamPiece, StreamTranslator, UpstreamRequest } from '../../providers/types.ts';
@@ -14,6 +16,10 @@ class ChunkFrames implements FrameDecoder {
 
   constructor(translator: StreamTranslator) {
     this.translator = translator;
+  }
+
+  usageSoFar(): Usage | null {
+    return this.translator.usageSoFar?.() ?? null;
   }
 
   push(ev: SseEvent): Frame[] {
@@ -49,11 +55,12 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
         kind: 'native',
         usage: result.usage,
         text: completionText(result.body),
+        ...(typeof result.body.service_tier === 'string' ? { serviceTier: result.body.service_tier } : {}),
         render(end) {
           const body = result.body;
           if (!result.usage && end.usage) body.usage = toOpenAIUsage(end.usage);
-          if (end.costUsd !== null && body.usage && typeof body.usage === 'object') (body.usage as Record<string, unknown>).cost = end.costUsd;
-          return JSON.stringify(body);
+          const u = body.usage && typeof body.usage === 'object' ? (body.usage as Record<string, unknown>) : null;
+          return stringifyWithCost(body, u, end.costUsd);
         },
       };
     },

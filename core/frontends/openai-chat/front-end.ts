@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayError } from '../../errors.ts';
 import { toOpenAIUsage } from '../../usage.ts';
+import { stringifyWithCost } from '../../pricing/cost.ts';
 import type { CallRequest } from '../../pipeline/call-model.ts';
 import type { FrontEnd, ResponseMeta, StreamEnd, StreamRenderer } from '../../pipeline/front-end.ts';
 import type { ChatRequest } from '../../providers/types.ts';
@@ -44,9 +45,8 @@ export class ChatStreamRenderer implements StreamRenderer {
     const upstream = info.upstreamUsage;
     const chunk: Record<string, unknown> = upstream ? { ...upstream } : { ...this.template(), choices: [] };
     const u = upstream && !info.estimated && info.usage ? { ...(upstream.usage as Record<string, unknown>) } : info.usage ? toOpenAIUsage(info.usage) : {};
-    if (info.costUsd !== null) u.cost = info.costUsd;
     chunk.usage = u;
-    return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
+    return `data: ${stringifyWithCost(chunk, u, info.costUsd)}\n\ndata: [DONE]\n\n`;
   }
 
   error(err: GatewayError): string {

@@ -1,5 +1,6 @@
 /** Neutral answers → OpenAI chat shapes: the `chat.completion` body and `chat.completion.chunk`s. */
 import { toOpenAIUsage } from '../../usage.ts';
+import { stringifyWithCost } from '../../pricing/cost.ts';
 import type { CallEvent, CallResult, FinishReason } from '../../pipeline/call-model.ts';
 import type { ResponseMeta, StreamEnd } from '../../pipeline/front-end.ts';
 
@@ -17,8 +18,7 @@ export const chatFinish = (f: FinishReason): string => FINISH[f.unified];
 
 export function renderChatCompletion(result: CallResult, meta: ResponseMeta, end: StreamEnd): string {
   const usage: Record<string, unknown> = toOpenAIUsage(end.usage ?? result.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true });
-  if (end.costUsd !== null) usage.cost = end.costUsd;
-  return JSON.stringify({
+  const body = {
     id: result.id,
     object: 'chat.completion',
     created: result.created,
@@ -33,7 +33,8 @@ export function renderChatCompletion(result: CallResult, meta: ResponseMeta, end
       return { index, message, logprobs: null, finish_reason: chatFinish(c.finish) };
     }),
     usage,
-  });
+  };
+  return stringifyWithCost(body, usage, end.costUsd);
 }
 
 /** Renders neutral events as chunks (for an upstream translated through the call model). */

@@ -4,6 +4,7 @@
  */
 import type { CallEvent, CallResult, ContentPart, FinishReason } from '../../pipeline/call-model.ts';
 import type { Frame, FrameDecoder, SseEvent } from '../types.ts';
+import type { Usage } from '../../usage.ts';
 import { streamErrorFailure } from './errors.ts';
 import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
 import type { AnthropicUsage } from './wire.ts';
@@ -147,6 +148,10 @@ export class AnthropicFrameDecoder implements FrameDecoder {
     if (this.done) return [];
     this.done = true;
     return [{ kind: 'error', failure: { status: 502, message: 'The Anthropic stream ended early, before message_stop.', type: 'api_error', code: null } }];
+  }
+
+  usageSoFar(): Usage | null {
+    return this.sawUsage ? fromAnthropicUsage(this.usage) : null;
   }
 
   private addUsage(u: unknown): void {

@@ -5,6 +5,7 @@
  * usage is read on the side.
  */
 import type { CallContext, Frame, FrameDecoder, SseEvent, UpstreamRequest } from '../types.ts';
+import type { Usage } from '../../usage.ts';
 import { streamErrorFailure } from './errors.ts';
 import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
 import type { AnthropicUsage } from './wire.ts';
@@ -99,6 +100,10 @@ export class AnthropicPassthroughDecoder implements FrameDecoder {
       return out;
     }
     return [raw(true)];
+  }
+
+  usageSoFar(): Usage | null {
+    return this.sawUsage ? fromAnthropicUsage(this.usage) : null;
   }
 
   finish(): Frame[] {

@@ -11,6 +11,7 @@ import { chatRequest } from './request.ts';
 import { chatResponse } from './response.ts';
 import { GeminiStreamTranslator } from './stream.ts';
 import type { ChatRequest } from '../types.ts';
+import type { Usage } from '../../usage.ts';
 
 class GeminiFrameDecoder implements FrameDecoder {
   private readonly translator: StreamTranslator;
@@ -27,6 +28,10 @@ class GeminiFrameDecoder implements FrameDecoder {
 
   finish(): Frame[] {
     return this.frames(this.translator.finish());
+  }
+
+  usageSoFar(): Usage | null {
+    return this.translator.usageSoFar?.() ?? null;
   }
 
   private frames(pieces: StreamPiece[]): Frame[] {
