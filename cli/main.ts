@@ -12,6 +12,7 @@ import { registerKeys } from './commands/keys.ts';
 import { registerLogs } from './commands/logs.ts';
 import { registerPrices } from './commands/prices.ts';
 import { registerProviders } from './commands/providers.ts';
+import { registerRun } from './commands/run.ts';
 import { registerStart } from './commands/start.ts';
 import { registerTop } from './commands/top.ts';
 import { registerUsage } from './commands/usage.ts';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerLogs(program);
   registerEnv(program);
   registerTop(program);
+  registerRun(program);
   registerCassettes(program);
   for (const c of program.commands) {
     c.exitOverride();
