@@ -65,7 +65,7 @@ export const DEFAULT_AUDIT_MAX_BYTES = 2 * 1024 * 1024 * 1024;
 
 /**
  * Precedence: `overrides` (command-line flags) over the environment (`GATEWAY_CASSETTE_MODE`/`_DIR`,
- * how `gateway run` hands its choice to a gateway it starts) over the file.
+ * for a gateway started by a script or CI job) over the file.
  */
 export function loadSettings(file: string, overrides: Partial<Settings> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
   let raw: unknown = {};

@@ -15,6 +15,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { RunningGateway } from '../../core/gateway/app.ts';
 import { periodStart } from '../../core/gateway/budget.ts';
+import { cassetteModeFromFlags, formatCassetteSpec } from '../../core/cassettes/mode.ts';
+import type { CassetteConfig, CassetteFlags } from '../../core/cassettes/mode.ts';
 import { readServerState } from '../../core/server-state.ts';
 import { Store, spendForKey, usageSummary } from '../../core/storage/index.ts';
 import type { NewKey } from '../../core/storage/index.ts';
@@ -97,13 +99,22 @@ export function registerRun(program: Command): void {
   program
     .command('run')
     .description('run a command with OPENAI_*/ANTHROPIC_* pointing at the gateway and a key of its own; prints its spend at exit')
-    .usage('[--key NAME | --budget USD] -- CMD [ARGS...]')
+    .usage('[--key NAME | --budget USD] [--record DIR | --replay DIR | --replay-or-record DIR] -- CMD [ARGS...]')
     .option('--key <name>', "give the run a key with this key's limits (allow-list, rpm, tpm, remaining budget)")
     .option('--budget <usd>', 'a budget in USD for the run')
+    .option('--record <dir>', "record the run's model calls to the cassette in DIR")
+    .option('--replay <dir>', 'answer the run only from the cassette in DIR (offline: no provider is contacted)')
+    .option('--replay-or-record <dir>', 'replay from DIR, forward and record what it lacks')
     .argument('<cmd>', 'the command to run')
     .argument('[args...]', 'its arguments')
-    .action(async (cmd: string, args: string[], raw: { key?: string; budget?: string }) => {
+    .action(async (cmd: string, args: string[], raw: { key?: string; budget?: string } & CassetteFlags) => {
       if (raw.key !== undefined && raw.budget !== undefined) throw usageError('--key and --budget cannot be used together: the run takes the named key\'s budget.');
+      let cassette: CassetteConfig | null;
+      try {
+        cassette = cassetteModeFromFlags(raw);
+      } catch (err) {
+        throw usageError((err as Error).message);
+      }
       let budget: number | undefined;
       try {
         budget = raw.budget !== undefined ? parsePositiveNumber(raw.budget, '--budget') : undefined;
@@ -119,14 +130,15 @@ export function registerRun(program: Command): void {
         baseUrl = running.baseUrl;
       } else {
         const { startGateway } = await import('../../core/gateway/app.ts');
-        own = await startGateway({ home, port: 0, host: '127.0.0.1' });
+        own = await startGateway({ home, port: 0, host: '127.0.0.1', settings: cassette ? { cassettes: cassette } : undefined });
         baseUrl = own.baseUrl;
         note(`gateway run: started a gateway for this run on ${baseUrl}`);
       }
       const store = Store.open(home);
       let keyName: string | null = null;
       try {
-        const spec = runKeySpec(store, cmd, { key: raw.key, budget });
+        // The cassette rides on the run's key, so a gateway already running records or replays this run only.
+        const spec = { ...runKeySpec(store, cmd, { key: raw.key, budget }), cassette: cassette ? formatCassetteSpec(cassette) : null };
         const issued = store.keys.create(spec);
         keyName = spec.name;
         // A running gateway picks the new key up when it next polls the config version (within a second).

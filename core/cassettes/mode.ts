@@ -77,8 +77,3 @@ export function cassetteFromEnv(env: NodeJS.ProcessEnv = process.env, cwd: strin
   if (!dir) throw new CassetteConfigError(`${CASSETTE_MODE_ENV}=${mode} needs ${CASSETTE_DIR_ENV} (the cassette directory).`);
   return { mode, dir: path.resolve(cwd, dir) };
 }
-
-/** The environment that makes a gateway started by a child command (`gateway run`) use this cassette. */
-export function cassetteEnv(c: CassetteConfig): Record<string, string> {
-  return { [CASSETTE_MODE_ENV]: c.mode, [CASSETTE_DIR_ENV]: c.dir };
-}

@@ -45,6 +45,8 @@ export interface KeyLimits {
 
 export interface NewKey extends KeyLimits {
   name: string;
+  /** The key's own cassette (`MODE:DIR`), set with the key so a running gateway never sees it without. */
+  cassette?: string | null;
 }
 
 /** Fields left undefined are unchanged; null clears a limit. Clearing the budget clears its period. */
@@ -107,10 +109,10 @@ export class KeysRepo {
       }
       this.db
         .prepare(
-          `INSERT INTO keys (id, name, hash, prefix, state, created_at, budget_usd, budget_period, rpm, tpm, models)
-           VALUES (@id, @name, @hash, @prefix, 'active', @created_at, @budget_usd, @budget_period, @rpm, @tpm, @models)`,
+          `INSERT INTO keys (id, name, hash, prefix, state, created_at, budget_usd, budget_period, rpm, tpm, models, cassette)
+           VALUES (@id, @name, @hash, @prefix, 'active', @created_at, @budget_usd, @budget_period, @rpm, @tpm, @models, @cassette)`,
         )
-        .run({ id, name, hash: hashLocalKey(secret), prefix: displayPrefix(secret), created_at: Date.now(), ...limits });
+        .run({ id, name, hash: hashLocalKey(secret), prefix: displayPrefix(secret), created_at: Date.now(), ...limits, cassette: checkCassette(input.cassette ?? null) });
       return { key: this.mustGetById(id), secret };
     });
   }
@@ -190,12 +192,10 @@ export class KeysRepo {
 
   /** Sets (or with null clears) the key's own cassette, a `MODE:DIR` spec validated by the caller. */
   setCassette(name: string, spec: string | null): StoredKey {
-    if (spec !== null && (typeof spec !== 'string' || spec.length === 0 || /\p{Cc}/u.test(spec))) {
-      throw new StorageError('invalid_input', 'a cassette is MODE:DIR, e.g. replay:/path/to/cassettes');
-    }
+    const cassette = checkCassette(spec);
     return changeConfig(this.db, () => {
       const key = this.mustFindLive(name);
-      this.db.prepare(`UPDATE keys SET cassette = ? WHERE id = ?`).run(spec, key.id);
+      this.db.prepare(`UPDATE keys SET cassette = ? WHERE id = ?`).run(cassette, key.id);
       return this.mustGetById(key.id);
     });
   }
@@ -211,6 +211,13 @@ export class KeysRepo {
     if (key === null) throw new StorageError('key_not_found', `no key with id ${id}`);
     return key;
   }
+}
+
+function checkCassette(spec: unknown): string | null {
+  if (spec !== null && (typeof spec !== 'string' || spec.length === 0 || /\p{Cc}/u.test(spec))) {
+    throw new StorageError('invalid_input', 'a cassette is MODE:DIR, e.g. replay:/path/to/cassettes');
+  }
+  return spec;
 }
 
 function checkName(name: unknown): string {

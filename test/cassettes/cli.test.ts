@@ -1,8 +1,9 @@
 /**
  * The CLI side of record and replay, run as a user would: a small app test suite (node:test + the
  * `openai` SDK, `fixtures/offline-suite.mjs`) is recorded once through a fake upstream, then runs
- * offline against `gateway start --replay DIR` and against a gateway given the cassette by the
- * environment (`GATEWAY_CASSETTE_MODE`/`_DIR`, how `gateway run` hands it on); `gateway logs --json`
+ * offline with `gateway run --replay DIR -- CMD` (its own gateway, or a running one: the run's key
+ * carries the cassette), against `gateway start --replay DIR` and against a gateway given the cassette
+ * by the environment (`GATEWAY_CASSETTE_MODE`/`_DIR`); `gateway logs --json`
  * marks those calls `replayed`; `gateway cassettes list|show|prune` read and trim the directory.
  */
 import { spawn } from 'node:child_process';
@@ -106,7 +107,38 @@ describe('a test suite runs offline from the cassette', { timeout: CLI_TEST_TIME
     expect(lines.stdout.split('\n').filter((l) => l.includes(' $0 (replayed) '))).toHaveLength(3);
   });
 
-  it('GATEWAY_CASSETTE_MODE / GATEWAY_CASSETTE_DIR (what `gateway run` passes to a gateway it starts)', async () => {
+  it('gateway run --replay DIR -- CMD: a gateway of its own, offline', async () => {
+    const { home } = offlineHome();
+    const run = await runCli(['run', '--replay', cassette.dir, '--', process.execPath, '--test', '--test-reporter=tap', SUITE], { home, timeoutMs: 80_000 });
+    expect(run.stdout).toMatch(/# pass 3/);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/gateway run: 3 calls, \d+ input \+ \d+ output tokens, \$0\.000000;/);
+    const rows = (await runCli(['logs', '--json'], { home })).stdout.trim().split('\n').map((l) => JSON.parse(l) as { replayed: boolean });
+    expect(rows.filter((r) => r.replayed)).toHaveLength(3);
+  });
+
+  it('gateway run --replay DIR -- CMD beside a running gateway that has no cassette: the run key carries it', async () => {
+    const { home, key } = offlineHome();
+    const gw = startCli(['start', '--no-tui', '--port', '0'], { home });
+    running.push(gw);
+    const baseUrl = await waitForServer(home);
+    const run = await runCli(['run', '--replay', cassette.dir, '--', process.execPath, '--test', '--test-reporter=tap', SUITE], { home, timeoutMs: 80_000 });
+    expect(run.stdout).toMatch(/# pass 3/);
+    expect(run.code).toBe(0);
+    // The gateway's other keys still go to the (dead) provider: only the run was replayed.
+    const direct = await fetch(`${baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'suite question' }] }),
+    });
+    expect(direct.status).toBe(502);
+    expect(direct.headers.get('x-gateway-replayed')).toBeNull();
+    await gw.stop('SIGTERM');
+    const both = await runCli(['run', '--replay', cassette.dir, '--record', cassette.dir, '--', 'true'], { home });
+    expect(both.code).toBe(2);
+  });
+
+  it('GATEWAY_CASSETTE_MODE / GATEWAY_CASSETTE_DIR in the environment of `gateway start`', async () => {
     const { home, key } = offlineHome();
     const gw = startCli(['start', '--no-tui', '--port', '0'], { home, env: { GATEWAY_CASSETTE_MODE: 'replay', GATEWAY_CASSETTE_DIR: cassette.dir } });
     running.push(gw);
