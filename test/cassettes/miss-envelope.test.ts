@@ -37,7 +37,7 @@ describe('a cassette miss', () => {
   it('Anthropic Messages: not_found_error in the Anthropic envelope, not retried', async () => {
     hits = 0;
     const client = new Anthropic({ apiKey: 'sk-gw-test', baseURL: url, maxRetries: 2 });
-    const err = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).then(
+    const err = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).then(
       () => null,
       (e: unknown) => e,
     );
@@ -45,7 +45,7 @@ describe('a cassette miss', () => {
     const e = err as InstanceType<typeof Anthropic.NotFoundError>;
     expect(e.status).toBe(404);
     expect((e.error as { type: string; error: { type: string; message: string } }).error.type).toBe('not_found_error');
-    expect((e.error as { error: { message: string } }).error.message).toMatch(/^cassette_miss: Cassette miss: no recorded answer for POST \/v1\/messages \(model claude-sonnet-4-5/);
+    expect((e.error as { error: { message: string } }).error.message).toMatch(/^cassette_miss: Cassette miss: no recorded answer for POST \/v1\/messages \(model claude-sonnet-4-6/);
     expect(e.requestID).toBe('req_test');
     expect(hits).toBe(1);
   });
