@@ -74,7 +74,7 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
     await recorder.close();
     await up.close();
   }, 60_000);
-  afterAll(() => (process.env.KEEP_CASSETTE ? console.log(cassette.dir) : cassette.cleanup()));
+  afterAll(() => cassette.cleanup());
 
   it('recorded real answers, one file per distinct request', () => {
     expect((recorded.chat as { id: string }).id).not.toBe((recorded.chatAgain as { id: string }).id);
