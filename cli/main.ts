@@ -12,6 +12,7 @@ import { registerPrices } from './commands/prices.ts';
 import { registerProviders } from './commands/providers.ts';
 import { registerStart } from './commands/start.ts';
 import { registerTop } from './commands/top.ts';
+import { registerUi } from './commands/ui.ts';
 import { registerUsage } from './commands/usage.ts';
 
 export function buildProgram(): Command {
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerLogs(program);
   registerEnv(program);
   registerTop(program);
+  registerUi(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();
