@@ -12,7 +12,7 @@ import { PROVIDER_TYPES } from '../providers/types.ts';
 import type { ProviderSettings } from '../providers/types.ts';
 import { DEMO_MODELS } from '../demo/demo-upstream.ts';
 import { providerStats } from '../storage/log-search.ts';
-import { checkProvider } from './provider-check.ts';
+import { checkProviders } from './provider-check.ts';
 import { pathParts, readAdminBody } from './admin-route.ts';
 import type { AdminRequest, AdminRoute } from './admin-route.ts';
 
@@ -108,7 +108,8 @@ export const adminProviderRoutes: AdminRoute = async (r) => {
     r.req.resume();
     const live = deps.live.providersByName.get(name);
     if (!live) throw notFound(`No provider named "${name}".`);
-    sendJson(r.res, 200, await checkProvider(live, deps.providerKeys, deps.transport), r.headers);
+    const [verdict] = await checkProviders([live.settings], deps.providerKeys, deps.transport, () => [...live.models], "in the gateway's environment");
+    sendJson(r.res, 200, verdict, r.headers);
     return true;
   }
   return false;
