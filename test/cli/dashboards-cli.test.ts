@@ -27,8 +27,8 @@ describe('dashboards from the CLI', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       ],
     });
     const b = t.client({ apiKey: t.keys.budgeted });
-    await b.chat.completions.create({ model: 'demo-chat', messages: [{ role: 'user', content: 'one' }] });
-    const stream = await b.chat.completions.create({ model: 'demo-chat', stream: true, messages: [{ role: 'user', content: 'two, streamed' }] });
+    await b.chat.completions.create({ model: 'demo-chat', max_tokens: 20, messages: [{ role: 'user', content: 'one' }] });
+    const stream = await b.chat.completions.create({ model: 'demo-chat', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'two, streamed' }] });
     for await (const _ of stream) {
       /* drain */
     }
