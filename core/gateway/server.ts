@@ -160,13 +160,19 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       } else {
         const failure = err instanceof AttemptsFailed ? err.error : err;
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
-        if (!req.complete) req.resume();
+        if (!req.complete) {
+          // The rest of the body is not wanted: answer, then close rather than drain a trickle forever.
+          if (!res.headersSent) res.setHeader('connection', 'close');
+          req.resume();
+        }
         const ge = sendError(res, failure, { ...ctx.baseHeaders, 'x-request-id': requestId });
         status = ge.status;
         errorType = ge.type;
         errorMessage = ge.message;
       }
     } finally {
+      // Cut before the secret scrubber reads it: the row keeps 64 KiB at most anyway.
+      if (record.responseBody !== null && record.responseBody.length > MAX_BODY_BYTES) record.responseBody = truncateBody(record.responseBody);
       const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
       deps.store.audit.record(row);
       hooks.onCall?.(row);

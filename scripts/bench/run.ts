@@ -27,6 +27,8 @@ import { startPortkeyProcess } from './portkey.ts';
 import { installCleanup, killAll, setUpPinning, spawnNode, waitForLine, waitHealthy } from './proc.ts';
 import type { Child, Pinning } from './proc.ts';
 import { summarizeProfile } from './profile.ts';
+import { formatMemory, runMemoryBench } from './memory.ts';
+import type { MemoryResult } from './memory.ts';
 import { computeRatios, formatReport } from './report.ts';
 import type { BenchResults, FailoverResult, TargetName, TargetResult, UpstreamStats } from './report.ts';
 
@@ -280,6 +282,17 @@ async function main(): Promise<number> {
     }
   }
 
+  // 5b. memory and the pool under 1,000 concurrent streams (memory.ts).
+  let memory: MemoryResult | null = null;
+  if (want('memory')) {
+    try {
+      memory = await runMemoryBench({ serverCpu, clientCpu, log });
+      if (memory.errors > 0) problems.push(`memory: ${memory.errors} of ${memory.streams} streams failed`);
+    } catch (err) {
+      problems.push(`memory: ${(err as Error).message}`);
+    }
+  }
+
   // 6. optional CPU profiles of the gateway, covering exactly the measured window of a non-stream
   //    and a stream run (the profiler is driven over the child's stdin, after the warm-up).
   if (cfg.profile) {
@@ -351,8 +364,8 @@ async function main(): Promise<number> {
   };
   mkdirSync(OUT_DIR, { recursive: true });
   const jsonFile = path.join(OUT_DIR, 'bench-results.json');
-  writeFileSync(jsonFile, `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${formatReport(results)}\n\nResults: ${path.relative(process.cwd(), jsonFile) || jsonFile}\n`);
+  writeFileSync(jsonFile, `${JSON.stringify({ ...results, memory }, null, 2)}\n`);
+  process.stdout.write(`${formatReport(results)}\n${memory ? `\n${formatMemory(memory)}\n` : ''}\nResults: ${path.relative(process.cwd(), jsonFile) || jsonFile}\n`);
 
   const strictFail = cfg.strict && verdicts.some((v) => !v.pass);
   return problems.length > 0 || strictFail ? 1 : 0;
