@@ -49,6 +49,7 @@ interface SearchRow {
   latency_ms: number;
   ttft_ms: number | null;
   attempts: number;
+  replayed: number;
 }
 
 /** Parses a status filter as typed by a user (`200`, `4xx`, `error`, `ok`); null when it is none of those. */
@@ -105,7 +106,7 @@ export function searchCalls(db: Database, q: LogSearch): CallJson[] {
   }
   const sql = `SELECT id, time, key_name, endpoint, model_requested, model, provider, status, error_type, error_message,
       stream, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd, pricing,
-      price_version, latency_ms, ttft_ms, attempts
+      price_version, latency_ms, ttft_ms, attempts, replayed
     FROM calls ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY time DESC, rowid DESC LIMIT @limit`;
   return db.prepare<[Record<string, string | number>], SearchRow>(sql).all(params).map(toJson);
@@ -135,6 +136,7 @@ function toJson(r: SearchRow): CallJson {
     latency_ms: r.latency_ms,
     ttft_ms: r.ttft_ms,
     attempts: r.attempts,
+    replayed: r.replayed === 1,
   };
 }
 
