@@ -29,10 +29,13 @@ function toolResultText(r: ToolResultPart): string {
   return r.isError ? `Error: ${text}` : text;
 }
 
-function messagesFor(req: CallRequest, ctx: CallContext): Obj[] {
+function messagesFor(req: CallRequest, ctx: CallContext, systemPerPart: boolean): Obj[] {
   const out: Obj[] = [];
-  const system = req.system.map((p) => p.text).join('\n');
-  if (system !== '') out.push({ role: 'system', content: system });
+  if (systemPerPart) for (const p of req.system) out.push({ role: 'system', content: p.text });
+  else {
+    const system = req.system.map((p) => p.text).join('\n');
+    if (system !== '') out.push({ role: 'system', content: system });
+  }
   for (const m of req.messages) out.push(...messageFor(m));
   return out;
 }
@@ -89,8 +92,9 @@ function effortFor(req: CallRequest): string | null {
   return r.enabled ? 'medium' : null;
 }
 
-export function openAIChatBodyFromCall(req: CallRequest, ctx: CallContext): Obj {
-  const body: Obj = { model: ctx.model, messages: messagesFor(req, ctx) };
+/** `systemPerPart`: one system message per instruction (Gemini's translation keeps them as separate parts). */
+export function openAIChatBodyFromCall(req: CallRequest, ctx: CallContext, systemPerPart = false): Obj {
+  const body: Obj = { model: ctx.model, messages: messagesFor(req, ctx, systemPerPart) };
   const official = ctx.provider.type === 'openai' || ctx.provider.type === 'azure';
   if (req.maxOutputTokens !== null) body[official ? 'max_completion_tokens' : 'max_tokens'] = req.maxOutputTokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;
