@@ -12,6 +12,7 @@ import { authenticate } from './auth.ts';
 import { handleBalance, handleBillingUsage, handleSubscription, handleUserInfo } from './billing-handler.ts';
 import { CallRecord } from './call-record.ts';
 import { handleChat } from '../frontends/openai-chat/handler.ts';
+import { handleResponses } from '../frontends/openai-responses/handler.ts';
 import { openAIChatFrontEnd } from '../frontends/openai-chat/front-end.ts';
 import { handleCountTokens, handleMessages } from '../frontends/anthropic-messages/handler.ts';
 import { anthropicMessagesFrontEnd } from '../frontends/anthropic-messages/front-end.ts';
@@ -133,6 +134,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
   }
 
   function logRow(record: CallRecord, status: number, errorType: string | null, errorMessage: string | null): void {
+    // Cut before the secret scrubber reads it: the row keeps 64 KiB at most anyway.
+    if (record.responseBody !== null && record.responseBody.length > MAX_BODY_BYTES) record.responseBody = truncateBody(record.responseBody);
     const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
     deps.store.audit.record(row);
     hooks.onCall?.(row);
@@ -170,6 +173,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         record.requestBody = text.length > MAX_BODY_BYTES ? truncateBody(text) : text;
         record.stream = json.stream === true;
         if (route === 'chat') await handleChat(ctx, json);
+        else if (route === 'responses') await handleResponses(ctx, json);
         else if (route === 'messages') await handleMessages(ctx, json);
         else if (route === 'count-tokens') await handleCountTokens(ctx, json);
         else if (route === 'completions') await handleCompletions(ctx, json);
@@ -194,7 +198,11 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       } else {
         const failure = err instanceof AttemptsFailed ? err.error : err;
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
-        if (!req.complete) req.resume();
+        if (!req.complete) {
+          // The rest of the body is not wanted: answer, then close rather than drain a trickle forever.
+          if (!res.headersSent) res.setHeader('connection', 'close');
+          req.resume();
+        }
         const sent = sendFrontEndError(res, frontEnd, failure, requestId, ctx.baseHeaders);
         status = sent.status;
         errorType = sent.ge.type;

@@ -117,7 +117,7 @@ async function one(pool: Pool, spec: LoadSpec, headers: Record<string, string>, 
       }
       if (!spec.stream) ok = true;
       else {
-        const tail = prev && last ? Buffer.concat([prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
+        const tail = prev && last ? Buffer.concat([spec.endMarker ? prev : prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
         const marker = spec.endMarker ? Buffer.from(spec.endMarker) : DONE;
         ok = tail.includes(marker);
         if (!ok) {

@@ -15,7 +15,7 @@ function endpointRoot(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/openai(\/v1)?$/, '');
 }
 
-function deploymentFor(provider: ProviderSettings, model: string): string {
+export function deploymentFor(provider: ProviderSettings, model: string): string {
   const map = provider.options.deployments;
   if (map && typeof map === 'object' && typeof (map as Record<string, unknown>)[model] === 'string') {
     return (map as Record<string, string>)[model];
@@ -25,7 +25,7 @@ function deploymentFor(provider: ProviderSettings, model: string): string {
 
 const apiVersion = (p: ProviderSettings): string | null => (typeof p.options.apiVersion === 'string' ? p.options.apiVersion : null);
 
-function headers(apiKey: string | null): Record<string, string> {
+export function headers(apiKey: string | null): Record<string, string> {
   const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (apiKey) h['api-key'] = apiKey;
   return h;
