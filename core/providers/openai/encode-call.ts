@@ -36,11 +36,22 @@ function messagesFor(req: CallRequest, ctx: CallContext, systemPerPart: boolean)
     const system = req.system.map((p) => p.text).join('\n');
     if (system !== '') out.push({ role: 'system', content: system });
   }
-  for (const m of req.messages) out.push(...messageFor(m));
+  for (const m of req.messages) out.push(...messageFor(m, ctx));
   return out;
 }
 
-function messageFor(m: CallMessage): Obj[] {
+/**
+ * Reasoning that came from a chat upstream (the gateway marked it, see GATEWAY_SIGNATURE) goes back as
+ * `reasoning_content`: DeepSeek-style servers require it on the turns that made tool calls. OpenAI's own
+ * API and Azure take no such field.
+ */
+function reasoningBack(m: CallMessage, ctx: CallContext): string | null {
+  if (ctx.provider.type === 'openai' || ctx.provider.type === 'azure') return null;
+  const texts = m.content.flatMap((p) => (p.type === 'reasoning' && p.opaque?.origin === 'gateway' ? [p.text] : []));
+  return texts.length > 0 ? texts.join('') : null;
+}
+
+function messageFor(m: CallMessage, ctx: CallContext): Obj[] {
   if (m.role === 'system') {
     const text = m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
     return text === '' ? [] : [{ role: 'system', content: text }];
@@ -49,6 +60,8 @@ function messageFor(m: CallMessage): Obj[] {
     const text = m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
     const calls = m.content.filter((p): p is ToolCallPart => p.type === 'tool-call');
     const msg: Obj = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+    const reasoning = reasoningBack(m, ctx);
+    if (reasoning !== null) msg.reasoning_content = reasoning;
     if (calls.length > 0) {
       msg.tool_calls = calls.map((c) => ({
         id: c.id,
