@@ -112,6 +112,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX calls_key_time ON calls (key_id, time, cost_usd);
     `,
   },
+  {
+    version: 2,
+    name: 'user prices: every kind of rate',
+    sql: `
+      -- JSON of the rates beyond input/output/cache (1-hour cache writes, audio and image tokens,
+      -- per minute, per image, service-tier multipliers, a long-context tier, the output limit).
+      ALTER TABLE prices ADD COLUMN extra TEXT;
+    `,
+  },
 ];
 
 /** The newest schema this code knows. */
