@@ -1,22 +1,46 @@
 #!/usr/bin/env node
-// The `gateway` entry point. Plain JavaScript so it runs on any Node and can refuse old ones with a
-// clear message before a native module (better-sqlite3 13 crashes outright on Node 20) is loaded.
+// The `gateway` (and `gateway-local`) entry point. Plain JavaScript so it runs on any Node and can refuse an
+// old one with advice that fits where it runs, before a native module (better-sqlite3 13 crashes outright
+// on Node 20) is loaded.
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 18)) {
-  process.stderr.write(
-    `gateway needs Node.js 22.18 or newer; this is Node ${process.versions.node}.\n` +
-      'Inside the checkout, `npm ci` installs the pinned Node 24 and `npx gateway ...` uses it.\n',
-  );
-  process.exit(1);
-}
-
-// Inside the checkout, run the TypeScript sources (Node strips the types); an installed package runs dist/.
+// undici 8 needs 22.19; the checkout's TypeScript sources need type stripping (unflagged since 22.18).
+const MIN = [22, 19];
 const source = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
 const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const useSource = existsSync(source) && !source.includes('/node_modules/');
-const entry = useSource || !existsSync(built) ? source : built;
-const { main } = await import(pathToFileURL(entry).href);
-await main(process.argv);
+// A checkout has the sources; an installed package ships dist/ only (Node refuses to strip types under node_modules).
+const inCheckout = existsSync(source) && !/[\\/]node_modules[\\/]/.test(source);
+
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
+  const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
+  if (inCheckout && existsSync(pinned) && !process.env.GATEWAY_NO_REEXEC) {
+    // `npm install -g .` from a checkout links this file, and the shell runs it on the system Node: run it
+    // again on the checkout's pinned Node (`npm ci` installed it), with the same arguments and stdio.
+    const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+      stdio: 'inherit',
+      env: { ...process.env, GATEWAY_NO_REEXEC: '1' },
+    });
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+    child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+  } else {
+    const need = `${MIN[0]}.${MIN[1]}`;
+    const advice = inCheckout
+      ? 'Inside the checkout, `npm ci` installs the pinned Node 24; then `npx gateway ...` uses it.\n'
+      : `Install Node.js ${need} or newer (https://nodejs.org, or nvm/fnm/volta), or run this package with a newer Node from npm:\n` +
+        '  npx -p node@24 -p gateway-local gateway start\n';
+    process.stderr.write(`gateway needs Node.js ${need} or newer; this is Node ${process.versions.node}.\n${advice}`);
+    process.exit(1);
+  }
+} else {
+  const entry = inCheckout ? source : built;
+  if (!existsSync(entry)) {
+    process.stderr.write(`gateway: ${entry} is missing: this copy of the package has no compiled JavaScript. Run \`npm run build\` in it, or reinstall it.\n`);
+    process.exit(1);
+  }
+  const { main } = await import(pathToFileURL(entry).href);
+  await main(process.argv);
+}

@@ -1,17 +1,20 @@
 /** What every command needs: the data home, the store on it, and output helpers. */
-import { resolveDataHome } from '../core/home.ts';
+import { dataPaths, resolveDataHome } from '../core/home.ts';
+import { storageErrorFor } from '../core/storage/db.ts';
 import { Store } from '../core/storage/index.ts';
 
 export function dataHome(): string {
   return resolveDataHome();
 }
 
-/** Opens the store, runs `fn`, and closes it even when `fn` throws. */
+/** Opens the store, runs `fn`, and closes it even when `fn` throws. A SQLite failure names the file. */
 export async function withStore<T>(fn: (store: Store, home: string) => T | Promise<T>): Promise<T> {
   const home = dataHome();
   const store = Store.open(home);
   try {
     return await fn(store, home);
+  } catch (err) {
+    throw storageErrorFor(err, dataPaths(home).db);
   } finally {
     store.close();
   }

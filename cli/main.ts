@@ -1,11 +1,12 @@
 /** The `gateway` command. Exit codes: 0 success, 1 failure, 2 bad usage. */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { StorageError } from '../core/storage/db.ts';
 import { KeychainUnavailableError } from '../core/secrets/secret-store.ts';
 import { CliError } from './cli-error.ts';
+import { packageVersion } from './package-info.ts';
 import { registerAliases } from './commands/aliases.ts';
 import { registerEnv } from './commands/env.ts';
+import { registerInit } from './commands/init.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerLogs } from './commands/logs.ts';
 import { registerPrices } from './commands/prices.ts';
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerStart(program);
+  registerInit(program);
   registerProviders(program);
   registerAliases(program);
   registerKeys(program);
@@ -35,14 +37,6 @@ export function buildProgram(): Command {
     for (const sub of c.commands) sub.exitOverride();
   }
   return program;
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 export async function main(argv: string[]): Promise<void> {

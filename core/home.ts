@@ -13,6 +13,8 @@ export interface DataPaths {
   db: string;
   adminToken: string;
   settings: string;
+  /** Held by the one running gateway of this home: its pid and, once listening, its port and URL. */
+  lock: string;
 }
 
 /**
@@ -43,10 +45,31 @@ export function resolveDataHome(
  * An existing folder keeps its mode: `GATEWAY_HOME` may point somewhere the user chose deliberately.
  */
 export function ensureDataHome(dir: string): string {
-  const created = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let created: string | undefined;
+  try {
+    created = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new DataHomeError(dir, err as NodeJS.ErrnoException);
+  }
   // mkdir's mode is filtered by the umask; make the folder we created exactly 0700.
   if (created !== undefined && process.platform !== 'win32') chmodSync(dir, 0o700);
   return dir;
+}
+
+/** The data home cannot be created: names the folder and what to do. */
+export class DataHomeError extends Error {
+  readonly code: string | undefined;
+  constructor(dir: string, cause: NodeJS.ErrnoException) {
+    const why =
+      cause.code === 'EEXIST' || cause.code === 'ENOTDIR'
+        ? 'a part of that path is a file, not a folder'
+        : cause.code === 'EACCES' || cause.code === 'EPERM' || cause.code === 'EROFS'
+          ? `this user may not create it (${cause.code})`
+          : (cause.message ?? String(cause));
+    super(`Cannot use ${dir} as the gateway's data folder: ${why}. Fix that path, or set GATEWAY_HOME to another folder.`);
+    this.name = 'DataHomeError';
+    this.code = cause.code;
+  }
 }
 
 export function dataPaths(home: string): DataPaths {
@@ -55,6 +78,7 @@ export function dataPaths(home: string): DataPaths {
     db: path.join(home, 'gateway.db'),
     adminToken: path.join(home, 'admin-token'),
     settings: path.join(home, 'settings.json'),
+    lock: path.join(home, 'gateway.lock'),
   };
 }
 

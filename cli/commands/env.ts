@@ -26,8 +26,23 @@ export function registerEnv(program: Command): void {
         const baseUrl = gatewayBaseUrl(home);
         let key: string | null = null;
         if (opts.newKey) {
-          key = store.keys.create({ name: opts.newKey }).secret;
-          note(`Key "${opts.newKey}" created.`);
+          // Re-running it (a new shell, a lost key) must work: the key of that name gets a new secret.
+          const existing = store.keys.findByName(opts.newKey);
+          if (existing) {
+            key = store.keys.rotate(opts.newKey).secret;
+            note(`Key "${opts.newKey}" existed: it has a new secret now (rotated; the old one stopped working).`);
+            if (existing.state === 'disabled') note(`It is disabled: \`gateway keys enable ${opts.newKey}\` before using it.`);
+          } else {
+            key = store.keys.create({ name: opts.newKey }).secret;
+            note(`Key "${opts.newKey}" created.`);
+          }
+          const fed = store.providers.list().filter((p) => p.keySource === 'env' && p.keyEnv === 'OPENAI_API_KEY');
+          if (fed.length > 0) {
+            note(
+              `Note: provider ${fed.map((p) => `"${p.name}"`).join(', ')} reads its own key from $OPENAI_API_KEY, which this sets to the gateway key in this shell. ` +
+                'A gateway started from this shell would refuse to send it; keep the provider key in the keychain (`gateway init`) or under another name.',
+            );
+          }
         }
         if (opts.json) return printJson({ OPENAI_BASE_URL: baseUrl, ...(key ? { OPENAI_API_KEY: key } : {}) });
         out(`export OPENAI_BASE_URL=${shellQuote(baseUrl)}`);

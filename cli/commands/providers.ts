@@ -1,4 +1,5 @@
 /** `gateway providers ...`: where calls go. Secrets go to the OS keychain or stay in an env var. */
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { DEFAULT_BASE_URLS, DEFAULT_KEY_ENVS, isPresetName, PRESET_NAMES, PRESETS } from '../../core/providers/presets.ts';
@@ -7,8 +8,12 @@ import type { ProviderSettings, ProviderType } from '../../core/providers/types.
 import { DEMO_MODELS } from '../../core/demo/demo-upstream.ts';
 import { openKeychain, probeKeychain } from '../../core/secrets/keychain.ts';
 import type { Store } from '../../core/storage/index.ts';
+import type { ProviderVerdict } from '../../core/admin/provider-check.ts';
+import { dataPaths } from '../../core/home.ts';
+import { readServerState } from '../../core/server-state.ts';
+import { gatewayKeyInVarMessage, holdsGatewayKey } from '../../core/upstream/provider-keys.ts';
 import { CliError, usageError } from '../cli-error.ts';
-import { note, out, parseList, printJson, table, withStore } from '../context.ts';
+import { dataHome, note, out, parseList, printJson, table, withStore } from '../context.ts';
 import { promptHidden, readStdinSecret } from '../read-secret.ts';
 
 const addSchema = z.object({
@@ -55,7 +60,7 @@ function resolveTypeAndPreset(typeArg: string | undefined, presetArg: string | u
   return { type: type as ProviderType, preset, baseUrl: baseUrl.replace(/\/+$/, ''), needsKey, options: { ...(p?.options ?? {}) } };
 }
 
-async function storeSecret(home: string, name: string, secret: string): Promise<void> {
+export async function storeSecret(home: string, name: string, secret: string): Promise<void> {
   const probe = await probeKeychain(home);
   if (!probe.ok) {
     throw new CliError(`No usable OS keychain: ${probe.reason}.\nKeep the key in an environment variable instead: gateway providers add ${name} ... --key-env VAR`);
@@ -84,6 +89,7 @@ export function registerProviders(program: Command): void {
       if (!parsed.success) throw usageError(parsed.error.issues[0]?.message ?? 'invalid option');
       const o = parsed.data;
       if (o.keyStdin && o.keyEnv) throw usageError('use either --key-stdin or --key-env, not both');
+      if (o.keyEnv && holdsGatewayKey(process.env[o.keyEnv])) throw usageError(`refusing --key-env ${o.keyEnv}: ${gatewayKeyInVarMessage(name, o.keyEnv)}`);
       const r = resolveTypeAndPreset(o.type, o.preset, o.baseUrl);
       const options = { ...r.options };
       if (o.apiVersion) options.apiVersion = o.apiVersion;
@@ -107,6 +113,7 @@ export function registerProviders(program: Command): void {
         else if (o.keyStdin) {
           secret = await readStdinSecret();
           if (!secret) throw usageError('--key-stdin read an empty key');
+          if (holdsGatewayKey(secret)) throw usageError(`refusing --key-stdin: that is a gateway key (sk-gw-...), not ${name}'s own API key.`);
           keySource = 'keychain';
         } else if (r.needsKey) {
           if (!process.stdin.isTTY) {
@@ -186,15 +193,41 @@ export function registerProviders(program: Command): void {
     .description('check each provider: reachable, key accepted, one tiny call')
     .option('--json', 'print JSON')
     .action(async (name: string | undefined, opts: { json?: boolean }) => {
-      await withStore(async (store, home) => {
-        if (name && !store.providers.get(name)) throw new CliError(`No provider named "${name}"; see \`gateway providers list\`.`);
-        const { testProviders } = await import('./provider-test.ts');
-        const results = await testProviders(store, home, name);
-        if (opts.json) printJson(results);
-        else for (const r of results) out(`${r.ok ? 'ok  ' : 'FAIL'} ${r.provider}: ${r.verdict}`);
-        if (results.some((r) => !r.ok)) process.exitCode = 1;
-      });
+      const home = dataHome();
+      const running = readServerState(home);
+      let results: ProviderVerdict[];
+      if (running) {
+        // The running gateway's environment and keys are what its calls use: ask it, not this shell.
+        note(`Asking the running gateway (pid ${running.pid}, ${running.url}).`);
+        results = await testOnGateway(running.url, dataPaths(home).adminToken, name);
+      } else {
+        results = await withStore(async (store) => {
+          if (name && !store.providers.get(name)) throw new CliError(`No provider named "${name}"; see \`gateway providers list\`.`);
+          const { testProviders } = await import('./provider-test.ts');
+          return testProviders(store, home, name);
+        });
+      }
+      if (opts.json) printJson(results);
+      else for (const r of results) out(`${r.ok ? 'ok  ' : 'FAIL'} ${r.provider}: ${r.verdict}`);
+      if (results.length === 0) note('No providers yet. Add one with `gateway providers add NAME --type openai --key-stdin`, or run `gateway init`.');
+      if (results.some((r) => !r.ok)) process.exitCode = 1;
     });
+}
+
+async function testOnGateway(url: string, tokenFile: string, name: string | undefined): Promise<ProviderVerdict[]> {
+  const { request } = await import('undici');
+  const token = readFileSync(tokenFile, 'utf8').trim();
+  const res = await request(`${url}/admin/providers/test`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(name ? { name } : {}),
+    headersTimeout: 120_000,
+    bodyTimeout: 120_000,
+  });
+  const body = (await res.body.json()) as { results?: ProviderVerdict[]; error?: { message?: string } };
+  if (res.statusCode === 404 && body.error) throw new CliError(`${body.error.message ?? 'not found'} See \`gateway providers list\`.`);
+  if (res.statusCode !== 200 || !body.results) throw new CliError(`The running gateway at ${url} could not test its providers: HTTP ${res.statusCode} ${body.error?.message ?? ''}`.trim());
+  return body.results;
 }
 
 async function refresh(store: Store, home: string, name?: string) {

@@ -3,10 +3,14 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import type { RunningGateway } from '../../core/gateway/app.ts';
 import { callToJson } from '../../core/call-json.ts';
-import { dataPaths } from '../../core/home.ts';
+import { dataPaths, ensureDataHome } from '../../core/home.ts';
 import { clearServerState, writeServerState } from '../../core/server-state.ts';
+import { acquireStartLock } from '../../core/start-lock.ts';
+import { storageErrorFor } from '../../core/storage/db.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { dataHome, note, out } from '../context.ts';
+import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
+import { offerInitOnFirstRun } from './init.ts';
 import { formatCallLine } from './logs.ts';
 
 const optsSchema = z.object({
@@ -31,7 +35,11 @@ export function registerStart(program: Command): void {
       const parsed = optsSchema.safeParse(raw);
       if (!parsed.success) throw usageError(`--${String(parsed.error.issues[0]?.path[0])}: ${parsed.error.issues[0]?.message}`);
       const o = parsed.data;
-      const home = dataHome();
+      const home = ensureDataHome(dataHome());
+      // Before anything else: a second start on this home names the first and changes nothing.
+      const lock = acquireStartLock(home);
+      process.once('exit', () => lock.release());
+      if (o.demo !== true) await offerInitOnFirstRun(home);
       let gw: RunningGateway;
       try {
         // Loaded here, not at the top: every other command would pay for the whole server's modules.
@@ -45,8 +53,11 @@ export function registerStart(program: Command): void {
           throw new CliError(`Port ${port} is already in use (another gateway?); start on another port with --port N.`);
         }
         if (e.code === 'EACCES') throw new CliError(`Not allowed to listen on port ${port}; choose another with --port N.`);
-        throw err;
+        // A failed start may leave a worker thread or the demo upstream behind: it must end, never hang.
+        setTimeout(() => process.exit(), 2_000).unref();
+        throw storageErrorFor(err, dataPaths(home).db);
       }
+      lock.listening(gw.port, gw.url);
       writeServerState(home, { url: gw.url, baseUrl: gw.baseUrl, pid: process.pid, startedAt: new Date().toISOString() });
       // Judged on the address actually bound, so a non-loopback "host" in settings.json warns as well as --host.
       if (!isLoopback(gw.host)) {
@@ -59,13 +70,17 @@ export function registerStart(program: Command): void {
       note(`gateway listening on ${gw.baseUrl}`);
       note(`Dashboard: ${gw.url}/ui (it asks for the admin token, in ${dataPaths(home).adminToken})`);
       if (gw.createdKey) {
-        note(`Demo key "${gw.createdKey.name}" (shown once):`);
+        note(`Demo key "${gw.createdKey.name}" (shown once; also kept in ${demoKeyFile(home)}):`);
         out(gw.createdKey.secret);
+        saveDemoKey(home, gw.createdKey.secret);
       } else if (!gw.deps.store.keys.list().some((k) => k.state === 'active')) {
         note('No key yet: `gateway keys create --name mytool`, or `eval "$(gateway env --new-key mytool)"`.');
       }
-      if (gw.deps.live.providers.length === 0) note('No provider yet: `gateway providers add NAME --type openai --key-env OPENAI_API_KEY`, or restart with --demo.');
-      note(`Try: curl ${gw.baseUrl}/models -H "Authorization: Bearer $OPENAI_API_KEY"`);
+      if (gw.deps.live.providers.length === 0) {
+        note('No provider yet: `gateway init` moves OPENAI_API_KEY and the like into the keychain, or `gateway providers add NAME --type openai --key-stdin`, or restart with --demo.');
+      }
+      const tryLine = demoCurl(home, gw.baseUrl, gw.createdKey?.secret ?? null, gw.deps.store);
+      note(tryLine ? `Try:\n${tryLine}` : `Try: curl ${gw.baseUrl}/models -H "Authorization: Bearer $OPENAI_API_KEY"   (after \`eval "$(gateway env --new-key mytool)"\`)`);
       note(`Data home: ${home}. Stop with Ctrl-C.`);
 
       const tui = o.tui !== false && process.stdout.isTTY === true && process.stdin.isTTY === true;

@@ -16,7 +16,7 @@ import { LatencyTracker } from '../routing/latency-tracker.ts';
 import { RateLimiter } from '../routing/rate-limiter.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';
 import { openKeychain } from '../secrets/keychain.ts';
-import { loadSettings } from '../settings.ts';
+import { DEFAULT_AUDIT_MAX_BYTES, loadSettings } from '../settings.ts';
 import type { Settings } from '../settings.ts';
 import { Store } from '../storage/index.ts';
 import { purgeCalls } from '../storage/audit-queries.ts';
@@ -33,6 +33,7 @@ import type { RefreshResult } from './discovery.ts';
 import { InflightCalls } from './inflight.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
+import { poolSizes } from '../upstream/pool-sizes.ts';
 
 export interface StartOptions {
   home: string;
@@ -87,7 +88,17 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   const home = ensureDataHome(opts.home);
   const paths = dataPaths(home);
   const settings = loadSettings(paths.settings, { ...opts.settings, port: opts.port ?? opts.settings?.port, host: opts.host ?? opts.settings?.host });
-  const store = Store.open(home, { auditThread: true });
+  // Retention by rows, bytes and age runs on the audit thread after its writes, not once a start.
+  const store = Store.open(home, {
+    auditThread: true,
+    audit: {
+      retention: {
+        maxRows: settings.audit.maxRows,
+        maxBytes: settings.audit.maxBytes ?? DEFAULT_AUDIT_MAX_BYTES,
+        maxAgeMs: settings.audit.retentionDays * 86_400_000,
+      },
+    },
+  });
   const createdKey = opts.demo ? ensureDemo(store) : null;
   const adminToken = ensureAdminToken(paths.adminToken);
 
@@ -120,7 +131,10 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   });
   live.reload();
 
-  const transport = new Transport(settings.timeouts.connectMs);
+  const transport = new Transport(settings.timeouts.connectMs, { connections: settings.upstream.connections, queueTimeoutMs: settings.upstream.queueTimeoutMs });
+  const applyPoolSizes = () => transport.setPoolSizes(poolSizes(live.providers.map((p) => p.settings), settings));
+  applyPoolSizes();
+  live.onReload(applyPoolSizes);
   const deps: GatewayDeps = {
     settings,
     store,
@@ -167,14 +181,14 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
           return r;
         });
 
-  const retention = () => {
+  const retention = (rowsToo = false) => {
     try {
-      purgeCalls(store.db, { olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: settings.audit.maxRows });
+      purgeCalls(store.db, { olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: rowsToo ? settings.audit.maxRows : undefined });
     } catch {
       /* retention is best effort; the next run tries again */
     }
   };
-  retention();
+  retention(true);
   const retentionTimer = setInterval(retention, 3_600_000);
   retentionTimer.unref();
 

@@ -113,7 +113,7 @@ export async function runAttempts<T>(
     let outcome: AttemptOutcome<T>;
     try {
       if (c.runtime.settings.keySource !== 'none' && !apiKey) {
-        const where = c.runtime.settings.keySource === 'env' ? `$${c.runtime.settings.keyEnv} is not set` : 'no key in the keychain';
+        const where = deps.providerKeys.missingKeyReason(c.runtime.settings);
         outcome = { ok: false, failure: { kind: 'no-key', message: `provider ${c.provider} has no key (${where})` } };
       } else {
         outcome = await attempt(c, apiKey);

@@ -21,6 +21,8 @@ import { fieldText, multipartBoundary, parseMultipart, replacePartContent } from
 import type { MultipartPart } from './multipart.ts';
 import { relayPassthroughStream, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
 import type { RequestContext } from './request-context.ts';
+import { audioFieldsSchema, SINGLE_VALUED_AUDIO_FIELDS } from './schemas/audio.ts';
+import { parseRequest } from './schemas/common.ts';
 
 export type AudioRoute = 'transcriptions' | 'translations';
 
@@ -33,13 +35,23 @@ export async function handleAudio(ctx: RequestContext, route: AudioRoute, raw: B
   }
   const parts = parseMultipart(raw, boundary);
   const fields = new Map<string, { part: MultipartPart; value: string }>();
-  for (const p of parts) if (p.filename === null && !fields.has(p.name)) fields.set(p.name, { part: p, value: fieldText(raw, p) });
-  const file = parts.find((p) => p.name === 'file');
+  for (const p of parts) {
+    if (p.filename !== null) continue;
+    if (fields.has(p.name) && (SINGLE_VALUED_AUDIO_FIELDS as readonly string[]).includes(p.name)) {
+      // The gateway would route on one copy and the provider might read the other.
+      throw badRequest(`The form field '${p.name}' appears more than once; send it once.`, 'duplicate_parameter', p.name);
+    }
+    if (!fields.has(p.name)) fields.set(p.name, { part: p, value: fieldText(raw, p) });
+  }
+  const files = parts.filter((p) => p.name === 'file');
+  if (files.length > 1) throw badRequest("The form field 'file' appears more than once; send one file.", 'duplicate_parameter', 'file');
+  const file = files[0];
   const modelField = fields.get('model');
   record.requestBody = summarize(fields, file);
   if (!file) throw badRequest("Missing required parameter: 'file'.", 'missing_parameter', 'file');
   if (!modelField || modelField.value.trim() === '') throw badRequest('You must provide a model parameter.', 'missing_parameter', 'model');
-  const model = modelField.value.trim();
+  const checked = parseRequest(audioFieldsSchema, Object.fromEntries([...fields].map(([name, f]) => [name, f.value])));
+  const model = checked.model;
   const stream = fields.get('stream')?.value.trim() === 'true';
   record.modelRequested = model;
   record.stream = stream;

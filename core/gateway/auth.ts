@@ -25,7 +25,8 @@ export function authenticate(req: IncomingMessage, live: LiveConfig): StoredKey 
       "You didn't provide an API key. Send your gateway key as `Authorization: Bearer sk-gw-...`; create one with `gateway keys create --name NAME`.",
     );
   }
-  const key = live.keysByHash.get(hashLocalKey(token));
+  const hash = hashLocalKey(token);
+  const key = live.keysByHash.get(hash) ?? live.recheckUnknownKey(hash);
   if (!key) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
   if (key.state === 'disabled') throw invalidApiKey(`The key "${key.name}" is disabled. Enable it with \`gateway keys enable ${key.name}\`.`);
   if (key.state === 'deleted') throw invalidApiKey(`The key "${key.name}" was deleted. Create a new one with \`gateway keys create --name NAME\`.`);

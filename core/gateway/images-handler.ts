@@ -12,21 +12,15 @@ import { admit } from './admission.ts';
 import { countTokens } from './estimate.ts';
 import { jsonBody, relayPassthroughStream, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
 import type { RequestContext } from './request-context.ts';
+import { parseRequest } from './schemas/common.ts';
+import { imagesRequestSchema } from './schemas/images.ts';
 
 /** The API's default when `model` is left out (spec `CreateImageRequest`). */
 export const DEFAULT_IMAGE_MODEL = 'dall-e-2';
 
-export async function handleImages(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
-  if (typeof raw.prompt !== 'string' || raw.prompt === '') {
-    if (raw.prompt === undefined || raw.prompt === null || raw.prompt === '') throw badRequest("Missing required parameter: 'prompt'.", 'missing_parameter', 'prompt');
-    throw badRequest("Invalid type for 'prompt': expected a string.", 'invalid_type', 'prompt');
-  }
-  if (raw.model !== undefined && raw.model !== null && (typeof raw.model !== 'string' || raw.model === '')) {
-    throw badRequest("Invalid type for 'model': expected a string.", 'invalid_type', 'model');
-  }
-  if (raw.stream !== undefined && raw.stream !== null && typeof raw.stream !== 'boolean') {
-    throw badRequest("Invalid type for 'stream': expected a boolean.", 'invalid_type', 'stream');
-  }
+export async function handleImages(ctx: RequestContext, input: Record<string, unknown>): Promise<void> {
+  if (input.prompt === undefined || input.prompt === null || input.prompt === '') throw badRequest("Missing required parameter: 'prompt'.", 'missing_parameter', 'prompt');
+  const raw = parseRequest(imagesRequestSchema, input);
   const model = typeof raw.model === 'string' ? raw.model : DEFAULT_IMAGE_MODEL;
   const stream = raw.stream === true;
   ctx.record.modelRequested = model;

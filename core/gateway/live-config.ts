@@ -37,6 +37,7 @@ export class LiveConfig {
   modelIndex = new Map<string, RuntimeProvider[]>();
   allModels = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
+  private lastRecheckAt = 0;
   private readonly listeners: Array<() => void> = [];
 
   /** Run-time facts that must survive reloads (e.g. a provider refusing `stream_options`). */
@@ -86,6 +87,19 @@ export class LiveConfig {
 
     this.aliases = new Map(this.store.aliases.list().map((a) => [a.name, { name: a.name, targets: a.targets, strategy: a.strategy }]));
     for (const fn of this.listeners) fn();
+  }
+
+  /**
+   * A key unknown to the in-memory table may have been created a moment ago (before the next poll):
+   * look it up in SQLite before refusing it. At most one look-up per `minIntervalMs`, so a flood of
+   * wrong keys costs one indexed read per interval, not one per request.
+   */
+  recheckUnknownKey(hash: string, now = Date.now(), minIntervalMs = 25): StoredKey | undefined {
+    if (now - this.lastRecheckAt < minIntervalMs) return undefined;
+    this.lastRecheckAt = now;
+    if (this.store.keys.findByHash(hash) === null) return undefined;
+    this.reload();
+    return this.keysByHash.get(hash);
   }
 
   onReload(fn: () => void): void {

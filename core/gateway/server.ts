@@ -21,6 +21,11 @@ import { SHUTDOWN_MESSAGE } from './inflight.ts';
 import type { InflightCalls } from './inflight.ts';
 import { handleGetModel, handleListModels } from './models-handler.ts';
 import { readBody, readJsonObject } from './read-body.ts';
+import { capCallRow } from '../storage/field-caps.ts';
+import { MAX_BODY_BYTES, truncateBody } from '../storage/audit-writer.ts';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
+import { queueWaitReporter } from '../upstream/queue-wait.ts';
+import { answerClientError } from './client-error.ts';
 import type { RequestContext } from './request-context.ts';
 import { newRequestId } from './request-id.ts';
 import { sendError, sendJson } from './respond.ts';
@@ -48,6 +53,9 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       else res.destroy();
     });
   });
+  // Parser-level failures (bad request line, header overflow, header timeout) answer in the envelope, not Node's bare 400.
+  server.on('clientError', answerClientError);
+  const bodyMs = deps.settings.timeouts.bodyMs ?? DEFAULT_BODY_TIMEOUT_MS;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newRequestId();
@@ -73,7 +81,11 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     const match = matchRoute(method, path);
     switch (match.kind) {
       case 'call':
-        return modelCall(req, res, requestId, match.route, match.endpoint, cors);
+        // A call that waits for a pooled upstream connection says so: a header, and a log line.
+        return queueWaitReporter.run((waitedMs, origin) => {
+          if (!res.headersSent) res.setHeader('x-gateway-queued-ms', String(waitedMs));
+          console.error(`[gateway] ${requestId} waited ${waitedMs} ms for a connection to ${origin} (pool full)`);
+        }, () => modelCall(req, res, requestId, match.route, match.endpoint, cors));
       case 'plain':
         return plain(req, res, requestId, match.route, match.param, new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)), cors);
       case 'admin':
@@ -119,10 +131,11 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       record.key = ctx.key;
       if (route === 'transcriptions' || route === 'translations') {
         // Multipart: the raw bytes are forwarded as sent; the handler reads the fields it routes on.
-        await handleAudio(ctx, route, await readBody(req, deps.settings.bodyLimitBytes));
+        await handleAudio(ctx, route, await readBody(req, deps.settings.bodyLimitBytes, bodyMs));
       } else {
-        const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes);
-        record.requestBody = text;
+        const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes, bodyMs);
+        // Cut before the secret scrubber reads it: the row keeps 64 KiB at most anyway.
+        record.requestBody = text.length > MAX_BODY_BYTES ? truncateBody(text) : text;
         record.stream = json.stream === true;
         if (route === 'chat') await handleChat(ctx, json);
         else if (route === 'completions') await handleCompletions(ctx, json);
@@ -154,7 +167,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         errorMessage = ge.message;
       }
     } finally {
-      const row = record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion());
+      const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
       deps.store.audit.record(row);
       hooks.onCall?.(row);
       hooks.inflight?.leave(ctx);

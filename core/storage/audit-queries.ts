@@ -220,6 +220,27 @@ export function spendTotals(db: Database, range: { todayStartMs: number; monthSt
   return { todayUsd: row?.today ?? 0, monthUsd: row?.month ?? 0 };
 }
 
+/** Spend (USD) since a local midnight, from the running totals: by key id ('' = no key) or by provider. */
+export function spendSinceBy(db: Database, by: 'key' | 'provider', sinceDayStartMs: number): Map<string, number> {
+  const column = by === 'key' ? 'key_id' : 'provider';
+  const rows = prepared<[number], { k: string; spent: number }>(
+    db,
+    `SELECT ${column} AS k, TOTAL(cost_usd) AS spent FROM spend_daily WHERE day_start >= ? GROUP BY ${column}`,
+  ).all(sinceDayStartMs);
+  return new Map(rows.map((r) => [r.k, r.spent]));
+}
+
+/** Today's and this month's spend from the running totals; both starts are local midnights. */
+export function spendTotalsFromDaily(db: Database, range: { todayStartMs: number; monthStartMs: number }): SpendTotals {
+  const row = prepared<[{ today: number; month: number }], { today: number; month: number }>(
+    db,
+    `SELECT TOTAL(CASE WHEN day_start >= @today THEN cost_usd END) AS today,
+            TOTAL(CASE WHEN day_start >= @month THEN cost_usd END) AS month
+     FROM spend_daily WHERE day_start >= MIN(@today, @month)`,
+  ).get({ today: range.todayStartMs, month: range.monthStartMs });
+  return { todayUsd: row?.today ?? 0, monthUsd: row?.month ?? 0 };
+}
+
 /** Rows per delete transaction, so a large purge never holds the write lock long enough to stall the server. */
 const PURGE_CHUNK = 5000;
 

@@ -4,7 +4,8 @@
  * and the busy timeout makes a second writer wait instead of failing with SQLITE_BUSY.
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { applyMigrations, readSchemaVersion, SCHEMA_VERSION } from './migrations.ts';
 
 export type Database = BetterSqlite3.Database;
@@ -19,7 +20,11 @@ export type StorageErrorCode =
   | 'secret_in_settings'
   | 'alias_not_found'
   | 'price_not_found'
-  | 'corrupt_row';
+  | 'corrupt_row'
+  | 'database_corrupt'
+  | 'database_empty'
+  | 'database_readonly'
+  | 'database_unreadable';
 
 /** A misuse or refusal of the storage layer; `code` is stable so the CLI and admin API can map it. */
 export class StorageError extends Error {
@@ -34,13 +39,20 @@ export class StorageError extends Error {
 
 export const BUSY_TIMEOUT_MS = 5000;
 
+/**
+ * Opens (creating if absent) the database file. A file that cannot be used fails here, at once, with a
+ * StorageError that names the file and says what to do: never a bare SQLite message, never a hang.
+ */
 export function openDatabase(file: string): Database {
   const isFile = file !== ':memory:' && file !== '';
-  // Create the file ourselves so it (and the -wal/-shm files SQLite derives from it) is private to the
-  // user: it holds request and response bodies.
-  if (isFile && !existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  if (isFile) prepareFile(file);
 
-  const db = new BetterSqlite3(file);
+  let db: Database;
+  try {
+    db = new BetterSqlite3(file);
+  } catch (error) {
+    throw describeFailure(error, file);
+  }
   try {
     // First, so the pragmas below (switching to WAL needs a brief exclusive lock) wait for other openers.
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -64,6 +76,84 @@ export function openDatabase(file: string): Database {
     return db;
   } catch (error) {
     db.close();
-    throw error;
+    throw describeFailure(error, file);
   }
+}
+
+/**
+ * Creates a missing file private to the user (it holds request and response bodies; SQLite derives the
+ * -wal/-shm modes from it), and refuses one that exists but cannot serve: an empty file would otherwise
+ * be silently initialised as a new database, every key and provider gone.
+ */
+function prepareFile(file: string): void {
+  let size: number;
+  try {
+    const st = statSync(file);
+    if (st.isDirectory()) throw new StorageError('database_unreadable', `${file} is a folder, not a database file. Move it away, or set GATEWAY_HOME to another folder.`);
+    size = st.size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw describeFailure(error, file);
+    try {
+      closeSync(openSync(file, 'a', 0o600));
+    } catch (e) {
+      throw describeFailure(e, file);
+    }
+    return;
+  }
+  if (size === 0) {
+    throw new StorageError(
+      'database_empty',
+      `${file} is empty (0 bytes): the keys, providers and call log it held are gone (truncated by a full disk, a sync tool or a bad copy?). ` +
+        `Restore it from a backup, or delete it to start afresh: rm '${file}'`,
+    );
+  }
+  try {
+    accessSync(file, constants.R_OK | constants.W_OK);
+    // WAL needs to create gateway.db-wal and -shm beside the file.
+    accessSync(path.dirname(file), constants.W_OK);
+  } catch (error) {
+    throw describeFailure(error, file);
+  }
+}
+
+const READONLY_CODES = new Set(['EROFS', 'EACCES', 'EPERM', 'SQLITE_READONLY', 'SQLITE_READONLY_DBMOVED', 'SQLITE_READONLY_DIRECTORY', 'SQLITE_READONLY_RECOVERY', 'SQLITE_READONLY_CANTINIT', 'SQLITE_READONLY_CANTLOCK', 'SQLITE_READONLY_ROLLBACK', 'SQLITE_PERM', 'SQLITE_AUTH']);
+const CORRUPT_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_VTAB', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_INDEX']);
+
+/**
+ * A SQLite failure as a StorageError that names the file and says what to do; anything else (a
+ * StorageError, a port in use) passes through unchanged, so callers can wrap a whole block.
+ */
+export function storageErrorFor(error: unknown, file: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? describeFailure(error, file) : error;
+}
+
+/** A failure of the database file (SQLite's, or the file system's while preparing it), named and explained. */
+function describeFailure(error: unknown, file: string): Error {
+  if (error instanceof StorageError) return error;
+  const code = (error as { code?: unknown })?.code;
+  const message = (error as Error)?.message ?? String(error);
+  if (typeof code !== 'string') return error instanceof Error ? error : new Error(message);
+  const dir = path.dirname(file);
+  if (READONLY_CODES.has(code)) {
+    return new StorageError(
+      'database_readonly',
+      `${file} cannot be written (${message}). The gateway needs to write it and to create files beside it in ${dir}: ` +
+        `check that this user owns both (ls -l '${dir}') and that the disk is not mounted read-only, or set GATEWAY_HOME to a writable folder.`,
+    );
+  }
+  if (CORRUPT_CODES.has(code)) {
+    return new StorageError(
+      'database_corrupt',
+      `${file} is damaged and cannot be read (${message}). Stop every gateway, move it away ` +
+        `(mv '${file}' '${file}.broken') and restore a backup, or let the gateway create a new one (keys and providers must then be added again).`,
+    );
+  }
+  if (code.startsWith('SQLITE_') || code.startsWith('E')) {
+    return new StorageError(
+      'database_unreadable',
+      `${file} cannot be opened (${message}). Check the file and its folder ${dir} (does it exist, is it a folder, is the disk full?), or set GATEWAY_HOME to another folder.`,
+    );
+  }
+  return error instanceof Error ? error : new Error(message);
 }

@@ -47,6 +47,7 @@ describe('ensureDataHome and dataPaths', () => {
       db: path.join('/h', 'gateway.db'),
       adminToken: path.join('/h', 'admin-token'),
       settings: path.join('/h', 'settings.json'),
+      lock: path.join('/h', 'gateway.lock'),
     });
   });
 });
