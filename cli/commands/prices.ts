@@ -97,7 +97,7 @@ export function registerPrices(program: Command): void {
     });
 
   prices
-    .command('list')
+    .command('list', { isDefault: true })
     .description("your prices, and with --all the rates in force for every model your providers list, with their source")
     .option('--all', 'also the bundled rates of the models your providers serve')
     .option('--stale <days>', 'only your prices not updated for this many days')

@@ -264,6 +264,25 @@ describe('a stream cut mid-way', () => {
   });
 });
 
+describe('a Gemini stream cut mid-way', () => {
+  it('is billed from its last usageMetadata, not from a text estimate', async () => {
+    const i = CASES.findIndex((c) => c.name === 'gemini long-context tier');
+    const partial = { candidates: [{ content: { role: 'model', parts: [{ text: 'hello' }] }, index: 0 }], usageMetadata: { promptTokenCount: 250_000, candidatesTokenCount: 1, totalTokenCount: 250_001 } };
+    current = { ...CASES[i], stream: [{ data: partial }, { data: '__drop__' }] };
+    const res = await fetch(`${t.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.keys[`k${i}`]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: `p${i}/gemini-2.5-pro`, messages: [{ role: 'user', content: 'hi' }], max_tokens: 100, stream: true }),
+    });
+    const text = await res.text();
+    expect(text).toMatch(/data: \{"error":/);
+    const row = await auditRow(t, res.headers.get('x-request-id'));
+    // gemini-2.5-pro above 200k: $2.50 in, $15 out; 250000 prompt tokens and 1 output token.
+    expect(row.inputTokens).toBe(250_000);
+    near(row.costUsd, (250_000 * 2.5 + 1 * 15) / 1e6);
+  });
+});
+
 describe('gateway usage --json and the key after absurd usage', () => {
   it('usage --json prints each key the sum of its calls, in plain decimals', async () => {
     t.flush();
@@ -272,8 +291,8 @@ describe('gateway usage --json and the key after absurd usage', () => {
     expect(r.stdout).not.toMatch(/\de-\d/);
     const rows = JSON.parse(r.stdout) as Array<{ group: string; cost_usd: number }>;
     CASES.forEach((c, i) => {
-      // Anthropic's key also paid for the cut stream below; check the others exactly.
-      if (c.provider.type === 'anthropic') return;
+      // Anthropic's and this Gemini key also paid for the cut streams above; check the others exactly.
+      if (c.provider.type === 'anthropic' || c.name === 'gemini long-context tier') return;
       const calls = c.stream ? 2 : 1;
       const row = rows.find((x) => x.group === `k${i}`);
       near(row?.cost_usd, c.expected * calls);
