@@ -11,6 +11,7 @@ import { registerKeys } from './commands/keys.ts';
 import { registerLogs } from './commands/logs.ts';
 import { registerPrices } from './commands/prices.ts';
 import { registerProviders } from './commands/providers.ts';
+import { registerRun } from './commands/run.ts';
 import { registerStart } from './commands/start.ts';
 import { registerTop } from './commands/top.ts';
 import { registerUsage } from './commands/usage.ts';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerLogs(program);
   registerEnv(program);
   registerTop(program);
+  registerRun(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -141,6 +141,15 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
+    name: 'calls: user agent and agent session id',
+    // Who called: the client's user agent, and Claude Code's session id (groups an agent session's calls).
+    sql: `
+      ALTER TABLE calls ADD COLUMN user_agent TEXT;
+      ALTER TABLE calls ADD COLUMN session_id TEXT;
+    `,
+  },
+  {
+    version: 4,
     name: 'user prices: every kind of rate',
     sql: `
       -- JSON of the rates beyond input/output/cache (1-hour cache writes, audio and image tokens,
