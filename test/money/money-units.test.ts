@@ -121,6 +121,16 @@ describe('clean numbers', () => {
   });
 });
 
+describe('audio chat models', () => {
+  it('gpt-4o-audio-preview audio tokens cost $40 in / $80 out per million, text tokens $2.50 / $10', async () => {
+    const { PriceBook } = await import('../../core/pricing/price-book.ts');
+    const price = new PriceBook().lookup('openai', null, 'gpt-4o-audio-preview')!;
+    const u = fromOpenAIUsage({ prompt_tokens: 1100, completion_tokens: 600, prompt_tokens_details: { cached_tokens: 0, audio_tokens: 1000 }, completion_tokens_details: { audio_tokens: 500 } })!;
+    // 100×2.5 + 1000×40 + 100×10 + 500×80
+    expect(costOf(u, price)).toBe(0.08125);
+  });
+});
+
 describe('books that agree', () => {
   it('a call that never reached a provider has pricing null in logs --json', () => {
     const base = { id: 'r', time: 0, keyId: 'k', keyName: 'k', endpoint: '/v1/chat/completions', modelRequested: 'm', model: null, provider: null, status: 402, errorType: 'insufficient_quota', errorMessage: 'x', stream: false, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: null, pricing: 'unpriced' as const, priceVersion: null, latencyMs: 1, ttftMs: null, attempts: 0, attemptsJson: '[]' };
