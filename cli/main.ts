@@ -14,6 +14,7 @@ import { registerProviders } from './commands/providers.ts';
 import { registerRun } from './commands/run.ts';
 import { registerStart } from './commands/start.ts';
 import { registerTop } from './commands/top.ts';
+import { registerUi } from './commands/ui.ts';
 import { registerUsage } from './commands/usage.ts';
 
 export function buildProgram(): Command {
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerEnv(program);
   registerTop(program);
   registerRun(program);
+  registerUi(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();
