@@ -148,6 +148,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE calls ADD COLUMN session_id TEXT;
     `,
   },
+  {
+    version: 4,
+    name: 'user prices: every kind of rate',
+    sql: `
+      -- JSON of the rates beyond input/output/cache (1-hour cache writes, audio and image tokens,
+      -- per minute, per image, service-tier multipliers, a long-context tier, the output limit).
+      ALTER TABLE prices ADD COLUMN extra TEXT;
+    `,
+  },
 ];
 
 /** The newest schema this code knows. */
