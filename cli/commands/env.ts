@@ -5,7 +5,7 @@ import { readServerState } from '../../core/server-state.ts';
 import { loadSettings } from '../../core/settings.ts';
 import { note, out, printJson, withStore } from '../context.ts';
 
-export function gatewayBaseUrl(home: string): string {
+function gatewayBaseUrl(home: string): string {
   const running = readServerState(home);
   if (running) return running.baseUrl;
   const s = loadSettings(dataPaths(home).settings);

@@ -37,7 +37,7 @@ export class StorageError extends Error {
   }
 }
 
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Opens (creating if absent) the database file. A file that cannot be used fails here, at once, with a
