@@ -164,3 +164,25 @@ describe('the packed package, installed with the system npm', { timeout: 300_000
     }
   });
 });
+
+describe('npm install -g . from the checkout', { timeout: 120_000 }, () => {
+  it('links a gateway that runs on an old system Node by re-running itself on the pinned one', async (ctx) => {
+    if (!ENABLED) ctx.skip('runs the system npm: under `npm run test:all` or with GATEWAY_TEST_PACKAGE=1');
+    if (!systemNpm || !systemNode) throw new Error('no npm/node on PATH outside this checkout');
+    const linkPrefix = path.join(tmp, 'link-prefix');
+    const cleanPath = ['/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter);
+    const env: NodeJS.ProcessEnv = { ...userEnv(), PATH: `${path.dirname(systemNpm)}${path.delimiter}${cleanPath}` };
+    const linked = await run(systemNpm, ['install', '-g', '--prefix', linkPrefix, '--no-audit', '--no-fund', '--loglevel=error', '.'], { cwd: REPO_ROOT, env });
+    expect(linked.status, linked.stderr).toBe(0);
+    const bin = path.join(linkPrefix, 'bin', 'gateway');
+    // Only the system Node on PATH, as in a shell that never ran `npm ci`'s Node.
+    const useEnv: NodeJS.ProcessEnv = { ...env, GATEWAY_HOME: path.join(tmp, 'link-home') };
+    const v = await run(bin, ['--version'], { cwd: tmp, env: useEnv });
+    expect(v.stderr).toBe('');
+    expect(v.stdout.trim()).toBe(pkg.version);
+    expect(v.status).toBe(0);
+    // Exit codes pass through the re-run: a failure stays 1, bad usage stays 2.
+    expect((await run(bin, ['keys', 'enable', 'nobody'], { cwd: tmp, env: useEnv })).status).toBe(1);
+    expect((await run(bin, ['no-such-command'], { cwd: tmp, env: useEnv })).status).toBe(2);
+  });
+});

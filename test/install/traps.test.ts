@@ -39,6 +39,15 @@ async function listening(gw: RunningCli): Promise<string> {
   return url;
 }
 
+/** SIGTERM and wait (a loaded machine may take a while to drain and flush; SIGKILL only after 30 s). */
+async function gracefulStop(gw: RunningCli): Promise<number | null> {
+  gw.child.kill('SIGTERM');
+  const timer = setTimeout(() => gw.child.kill('SIGKILL'), 30_000);
+  const { code } = await gw.exited;
+  clearTimeout(timer);
+  return code;
+}
+
 const chat = (baseUrl: string, key: string) =>
   fetch(`${baseUrl}/chat/completions`, {
     method: 'POST',
@@ -159,7 +168,7 @@ describe('one gateway per data home', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(readFileSync(path.join(h, 'server.json'), 'utf8')).toBe(stateBefore);
     const key = readFileSync(path.join(h, 'demo-key'), 'utf8').trim();
     expect((await demoChat(baseUrl, key)).status).toBe(200);
-    expect((await first.stop()).code).toBe(0);
+    expect(await gracefulStop(first)).toBe(0);
     expect(existsSync(path.join(h, 'gateway.lock'))).toBe(false);
   });
 
@@ -172,7 +181,7 @@ describe('one gateway per data home', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     await listening(gw);
     const lock = JSON.parse(readFileSync(path.join(h, 'gateway.lock'), 'utf8')) as { pid: number; port: number };
     expect(lock.pid).toBe(gw.child.pid);
-    expect((await gw.stop()).code).toBe(0);
+    expect(await gracefulStop(gw)).toBe(0);
   });
 });
 
@@ -298,7 +307,7 @@ describe('providers test with a gateway running', { timeout: CLI_TEST_TIMEOUT_MS
     expect(asked.code, asked.stderr).toBe(0);
     expect(asked.stderr).toContain(`Asking the running gateway (pid ${gw.child.pid}`);
     expect(asked.stdout).toMatch(/^ok {3}up: reachable, key accepted, a tiny call to gpt-4o-mini answered/m);
-    await gw.stop();
+    await gracefulStop(gw);
 
     // And the other way round: set in the shell, missing in the gateway's environment, is a FAIL.
     const gw2 = started(['start', '--no-tui', '--port', '0'], h, { GW_TRAP_UP_KEY: undefined });
