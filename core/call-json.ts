@@ -23,7 +23,8 @@ export interface CallJson {
   cache_write_tokens: number;
   reasoning_tokens: number;
   cost_usd: number | null;
-  pricing: string;
+  /** `priced|estimated|unpriced` for a call that reached a provider; null for one that never did (refused, failed). */
+  pricing: string | null;
   price_version: string | null;
   latency_ms: number;
   ttft_ms: number | null;
@@ -49,7 +50,7 @@ export function callToJson(row: Omit<CallRow, 'requestBody' | 'responseBody'>): 
     cache_write_tokens: row.cacheWriteTokens,
     reasoning_tokens: row.reasoningTokens,
     cost_usd: row.costUsd,
-    pricing: row.pricing,
+    pricing: row.priceVersion === null && row.costUsd === null ? null : row.pricing,
     price_version: row.priceVersion,
     latency_ms: row.latencyMs,
     ttft_ms: row.ttftMs,

@@ -11,12 +11,16 @@ export const settingsSchema = z
     /** Browser origins allowed by CORS; empty means no CORS at all. */
     corsOrigins: z.array(z.string()).default([]),
     bodyLimitBytes: z.number().int().positive().default(50 * 1024 * 1024),
+    /** How long a graceful stop lets calls in flight finish before it cuts them (each still gets its audit row). */
+    shutdownGraceMs: z.number().int().min(0).default(30_000),
     timeouts: z
       .object({
         connectMs: z.number().int().positive().default(10_000),
         firstByteStreamMs: z.number().int().positive().default(120_000),
         firstByteMs: z.number().int().positive().default(600_000),
         idleMs: z.number().int().positive().default(60_000),
+        /** Longest silence while a client sends its request body (default 60 s); then 408 and the connection closes. */
+        bodyMs: z.number().int().positive().optional(),
       })
       .prefault({}),
     routing: z
@@ -32,12 +36,28 @@ export const settingsSchema = z
         storeBodies: z.boolean().default(true),
         retentionDays: z.number().positive().default(90),
         maxRows: z.number().int().positive().default(1_000_000),
+        /** The database file's size cap (default 2 GiB); the oldest calls go first. */
+        maxBytes: z.number().int().positive().optional(),
+      })
+      .prefault({}),
+    upstream: z
+      .object({
+        /** Connections per provider origin. */
+        connections: z.number().int().min(1).max(10_000).default(256),
+        /** Per-provider overrides of `connections`, by provider name. */
+        connectionsByProvider: z.record(z.string(), z.number().int().min(1).max(10_000)).default({}),
+        /** Longest wait for a free connection before a 503 the SDKs retry. */
+        queueTimeoutMs: z.number().int().positive().default(30_000),
       })
       .prefault({}),
   })
   .strict();
 
 export type Settings = z.infer<typeof settingsSchema>;
+
+/** Defaults of settings that are optional in the type (callers may pass partial nested objects). */
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+export const DEFAULT_AUDIT_MAX_BYTES = 2 * 1024 * 1024 * 1024;
 
 export function loadSettings(file: string, overrides: Partial<Settings> = {}): Settings {
   let raw: unknown = {};

@@ -113,15 +113,22 @@ export function registerStart(program: Command): void {
           if (stopping) return;
           stopping = true;
           stopTui?.();
-          note('Stopping: flushing the audit log…');
+          note(`Stopping: letting calls in flight finish (up to ${Math.round(gw.deps.settings.shutdownGraceMs / 1000)}s; signal again to stop now)…`);
           await gw.close();
           clearServerState(home);
           resolve();
         };
+        // A second signal stops at once: cut what runs (each call still records its row), flush, exit.
+        const now = () => {
+          if (!stopping) return void stop();
+          note('Stopping now: cutting calls in flight and flushing the audit log.');
+          void gw.stopNow().finally(() => {
+            clearServerState(home);
+            process.exit(1);
+          });
+        };
         requestStop = () => void stop();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-        process.once('SIGHUP', stop);
+        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, now);
       });
     });
 }

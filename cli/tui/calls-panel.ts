@@ -11,11 +11,15 @@ export interface CallsPanelProps {
   /** Lines available for call rows (below the title and the column header). */
   rows: number;
   columns: number;
+  /** Index of the selected call in `calls`, or null for none. */
+  selected?: number | null;
+  /** A note after the title (filter, paused). */
+  note?: string;
 }
 
 /** Column widths; the route (model → provider/model) takes what is left. */
 const W = { time: 8, status: 3, key: 12, tokens: 13, cost: 10, latency: 7, attempts: 3 };
-const FIXED = W.time + W.status + W.key + W.tokens + W.cost + W.latency + W.attempts + 7; // + one space between columns
+const FIXED = 1 + W.time + W.status + W.key + W.tokens + W.cost + W.latency + W.attempts + 7; // a selection gutter, and one space between columns
 
 /** "model → provider/model"; a failed call says why (the message is what `gateway logs show` has in full). */
 export function routeText(c: CallJson): string {
@@ -26,16 +30,18 @@ export function routeText(c: CallJson): string {
   return `${route} ✗ ${why}`;
 }
 
-function costText(c: CallJson): string {
-  if (c.cost_usd === null) return c.status >= 400 && c.input_tokens === 0 ? '-' : 'unpriced';
+/** Refused calls (no provider reached) cost nothing and are not "unpriced": they show a dash. */
+export function costText(c: CallJson): string {
+  if (c.cost_usd === null) return c.provider === null || c.status >= 400 ? '-' : 'unpriced';
   return `${money(c.cost_usd)}${c.pricing === 'estimated' ? '~' : ''}`;
 }
 
-function callLine(c: CallJson, routeWidth: number): React.ReactElement {
+function callLine(c: CallJson, routeWidth: number, selected: boolean): React.ReactElement {
   return h(
     Text,
-    { key: c.id, wrap: 'truncate-end' },
-    h(Text, { dimColor: true }, fit(clock(c.time), W.time)),
+    { key: c.id, wrap: 'truncate-end', inverse: selected },
+    selected ? '›' : ' ',
+    h(Text, { dimColor: !selected }, fit(clock(c.time), W.time)),
     ' ',
     h(Text, { color: statusColour(c.status), bold: true }, fit(String(c.status), W.status)),
     ' ',
@@ -55,16 +61,20 @@ function callLine(c: CallJson, routeWidth: number): React.ReactElement {
 
 export function CallsPanel(p: CallsPanelProps): React.ReactElement {
   const routeWidth = Math.max(12, p.columns - FIXED);
-  const title = h(Text, { key: 'title', wrap: 'truncate-end' }, h(Text, { bold: true }, 'Requests'), h(Text, { dimColor: true }, `  newest first · ${p.calls.length} kept`));
+  const title = h(Text, { key: 'title', wrap: 'truncate-end' }, h(Text, { bold: true }, 'Requests'), h(Text, { dimColor: true }, `  newest first · ${p.calls.length} ${p.note ? `shown · ${p.note}` : 'kept'}`));
   const head = h(
     Text,
     { key: 'head', dimColor: true, wrap: 'truncate-end' },
+    ' ' +
     [fit('TIME', W.time), fit('STS', W.status), fit('KEY', W.key), fit('MODEL → PROVIDER/MODEL', routeWidth), fit('TOKENS in→out', W.tokens, 'right'), fit('COST', W.cost, 'right'), fit('LATENCY', W.latency, 'right'), fit('TRY', W.attempts, 'right')].join(' '),
   );
   const rows = Math.max(0, p.rows);
+  const sel = p.selected ?? null;
+  // Keep the selection in view: the window scrolls once it passes the last visible row.
+  const first = sel !== null && sel >= rows ? sel - rows + 1 : 0;
   const lines =
     p.calls.length === 0
-      ? [h(Text, { key: 'none', dimColor: true, wrap: 'truncate-end' }, 'no requests yet: point a tool at the base URL above')]
-      : p.calls.slice(0, rows).map((c) => callLine(c, routeWidth));
+      ? [h(Text, { key: 'none', dimColor: true, wrap: 'truncate-end' }, p.note ? 'no request matches' : 'no requests yet: point a tool at the base URL above')]
+      : p.calls.slice(first, first + rows).map((c, i) => callLine(c, routeWidth, sel === first + i));
   return h(Box, { flexDirection: 'column' }, title, head, ...lines);
 }

@@ -3,21 +3,32 @@
  * stripping types, which cannot transform JSX. Only `run-dashboard.ts` imports this module, lazily, so
  * commands that print data never load React or Ink.
  *
- * Layout, top to bottom: header (base URL, how to get a key, spend today and this month), keys (spend
- * vs budget) beside providers (health), the live request list filling the rest of the terminal, and a
- * footer (status line, keys).
+ * Layout, top to bottom: header (base URL, how to get a key, spend today and this month), the view,
+ * and a footer (status or filter line; the views and keys). Views (view-state.ts has the key bindings):
+ * calls (keys beside providers, then the live request list, and a detail pane for the selected call),
+ * keys, providers, usage by day and model.
  */
 import React from 'react';
 import { Box, render, useApp, useInput, useStdin, useWindowSize } from 'ink';
 import type { Instance, RenderOptions } from 'ink';
+import type { CallJson } from '../../core/call-json.ts';
+import type { CallAttemptJson } from './admin-client.ts';
+import { fetchCallAttempts } from './admin-client.ts';
+import { CallDetail } from './call-detail.ts';
 import { CallsPanel } from './calls-panel.ts';
 import { DashboardFeed } from './feed.ts';
 import type { FeedState } from './feed.ts';
 import { Footer } from './footer.ts';
 import { Header } from './header.ts';
 import { KeysPanel, keysRows } from './keys-panel.ts';
+import { KeysView, visibleKeys } from './keys-view.ts';
 import { ProvidersPanel, providersRows } from './providers-panel.ts';
-import type { DashboardOptions } from './run-dashboard.ts';
+import { ProvidersView, visibleProviders } from './providers-view.ts';
+import { UsageView, useUsage } from './usage-view.ts';
+import type { UsageData } from './usage-view.ts';
+import { INITIAL_VIEW_STATE, matches, onKey } from './view-state.ts';
+import type { ViewState } from './view-state.ts';
+import type { DashboardOptions } from './dashboard-options.ts';
 
 const h = React.createElement;
 
@@ -30,6 +41,20 @@ export interface DashboardViewProps {
   /** Epoch ms the view is drawn at (for "next probe in …"). */
   now: number;
   quitStopsGateway: boolean;
+  /** The view, selection, filter and pause; the calls view without a filter when absent. */
+  ui?: ViewState;
+  /** The calls to list (filtered, or frozen while paused); `state.calls` when absent. */
+  calls?: CallJson[];
+  usage?: { data: UsageData | null; error: string | null };
+  /** The selected call's attempts, for the detail pane (null while loading). */
+  attempts?: CallAttemptJson[] | null;
+}
+
+const DETAIL_ROWS = 12;
+
+/** The calls a view shows: those matching the filter. */
+export function filterCalls(calls: CallJson[], filter: string): CallJson[] {
+  return filter.trim() === '' ? calls : calls.filter((c) => matches(filter, [c.key, c.model, c.model_requested, c.provider, c.status, c.error_type, c.endpoint, c.id]));
 }
 
 const HEADER = 3;
@@ -54,8 +79,33 @@ export function layout(p: Pick<DashboardViewProps, 'state' | 'columns' | 'rows'>
 
 /** The whole screen for one state: pure, so tests can render it with `renderToString`. */
 export function DashboardView(p: DashboardViewProps): React.ReactElement {
-  const { sideBySide, showPanels, panelRows, callRows } = layout(p);
+  const ui = p.ui ?? INITIAL_VIEW_STATE;
   const snap = p.state.snapshot;
+  const header = h(Box, { flexShrink: 0 }, h(Header, { baseUrl: p.baseUrl, createdKey: p.createdKey, live: p.state.live, spend: snap?.spend ?? null, priceVersion: snap?.price_version ?? null }));
+  const footer = h(Box, { flexShrink: 0 }, h(Footer, { state: p.state, quitStopsGateway: p.quitStopsGateway, ui }));
+  const bodyRows = Math.max(1, p.rows - HEADER - FOOTER - 1);
+  if (ui.view !== 'calls') {
+    let body: React.ReactElement;
+    if (ui.view === 'keys') body = h(KeysView, { keys: snap?.keys ?? null, filter: ui.filter, selected: ui.selected, rows: bodyRows, columns: p.columns });
+    else if (ui.view === 'providers') body = h(ProvidersView, { providers: snap?.providers ?? null, filter: ui.filter, selected: ui.selected, rows: bodyRows, now: p.now });
+    else body = h(UsageView, { data: p.usage?.data ?? null, error: p.usage?.error ?? null, filter: ui.filter, rows: bodyRows, columns: p.columns });
+    return h(
+      Box,
+      { flexDirection: 'column', width: p.columns, height: p.rows, overflow: 'hidden' },
+      header,
+      h(Box, { flexDirection: 'column', marginTop: 1, flexGrow: 1, overflow: 'hidden' }, body),
+      footer,
+    );
+  }
+  const calls = p.calls ?? filterCalls(p.state.calls, ui.filter);
+  const selectedCall = calls[Math.min(ui.selected, calls.length - 1)];
+  const detail = ui.detail && selectedCall !== undefined;
+  const l = layout(p);
+  // The detail pane takes the place of the panels first, then of request rows.
+  const showPanels = l.showPanels && !detail;
+  const detailRows = detail ? Math.min(DETAIL_ROWS, Math.max(4, Math.floor(bodyRows / 2))) : 0;
+  const callRows = detail ? Math.max(1, bodyRows - CALLS_HEAD - detailRows) : l.callRows;
+  const { sideBySide, panelRows } = l;
   const panelWidth = sideBySide ? Math.floor((p.columns - 2) / 2) : p.columns;
   const keys = h(KeysPanel, { keys: snap?.keys ?? null, maxRows: panelRows, barWidth: Math.max(8, Math.min(20, panelWidth - 48)) });
   const providers = h(ProvidersPanel, { providers: snap?.providers ?? null, maxRows: panelRows, now: p.now });
@@ -73,10 +123,11 @@ export function DashboardView(p: DashboardViewProps): React.ReactElement {
   return h(
     Box,
     { flexDirection: 'column', width: p.columns, height: p.rows, overflow: 'hidden' },
-    h(Box, { flexShrink: 0 }, h(Header, { baseUrl: p.baseUrl, createdKey: p.createdKey, live: p.state.live, spend: snap?.spend ?? null, priceVersion: snap?.price_version ?? null })),
+    header,
     panels,
-    h(Box, { flexDirection: 'column', marginTop: 1, flexGrow: 1, overflow: 'hidden' }, h(CallsPanel, { calls: p.state.calls, rows: callRows, columns: p.columns })),
-    h(Box, { flexShrink: 0 }, h(Footer, { state: p.state, quitStopsGateway: p.quitStopsGateway })),
+    h(Box, { flexDirection: 'column', marginTop: 1, flexGrow: 1, overflow: 'hidden' }, h(CallsPanel, { calls, rows: callRows, columns: p.columns, selected: ui.selected, note: [ui.paused ? 'paused' : null, ui.filter ? `filter "${ui.filter}"` : null].filter(Boolean).join(' · ') || undefined })),
+    detail ? h(Box, { flexShrink: 0, height: detailRows, overflow: 'hidden' }, h(CallDetail, { call: selectedCall, attempts: p.attempts ?? null, rows: detailRows })) : null,
+    footer,
   );
 }
 
@@ -95,13 +146,42 @@ export function Dashboard(p: DashboardProps): React.ReactElement {
     return () => p.feed.stop();
   }, [p.feed]);
   const state = React.useSyncExternalStore(p.feed.subscribe, p.feed.getState);
+  const [ui, setUi] = React.useState<ViewState>(INITIAL_VIEW_STATE);
+  // Paused: the list stays as it was when `p` was pressed; the feed keeps running underneath.
+  const [frozen, setFrozen] = React.useState<CallJson[] | null>(null);
+  const liveCalls = frozen ?? state.calls;
+  const calls = filterCalls(liveCalls, ui.filter);
+  const endpoint = React.useMemo(() => ({ adminUrl: p.adminUrl, adminToken: p.adminToken }), [p.adminUrl, p.adminToken]);
+  const usage = useUsage(endpoint, ui.view === 'usage');
+  const listLength =
+    ui.view === 'calls' ? calls.length : ui.view === 'keys' ? visibleKeys(state.snapshot?.keys ?? null, ui.filter).length : ui.view === 'providers' ? visibleProviders(state.snapshot?.providers ?? null, ui.filter).length : 0;
+  const selectedId = ui.view === 'calls' && ui.detail ? calls[Math.min(ui.selected, calls.length - 1)]?.id : undefined;
+  const attempts = useAttempts(selectedId, endpoint);
   useInput(
     (input, key) => {
-      if (input === 'q' || input === 'Q' || (key.ctrl && input === 'c')) exit();
+      const action = onKey(ui, input, key, listLength);
+      if (action.type === 'quit') return exit();
+      if (action.state.paused !== ui.paused) setFrozen(action.state.paused ? state.calls : null);
+      setUi(action.state);
     },
     { isActive: isRawModeSupported },
   );
-  return h(DashboardView, { state, baseUrl: p.baseUrl, createdKey: p.createdKey, columns, rows, now: Date.now(), quitStopsGateway: p.quitStopsGateway });
+  return h(DashboardView, { state, baseUrl: p.baseUrl, createdKey: p.createdKey, columns, rows, now: Date.now(), quitStopsGateway: p.quitStopsGateway, ui, calls, usage, attempts });
+}
+
+/** The attempts of the call whose detail is open, fetched once per call. */
+function useAttempts(id: string | undefined, endpoint: { adminUrl: string; adminToken: string }): CallAttemptJson[] | null {
+  const [got, setGot] = React.useState<{ id: string; attempts: CallAttemptJson[] } | null>(null);
+  React.useEffect(() => {
+    if (id === undefined) return undefined;
+    const ac = new AbortController();
+    fetchCallAttempts(endpoint, id, ac.signal).then(
+      (attempts) => setGot({ id, attempts }),
+      () => undefined,
+    );
+    return () => ac.abort();
+  }, [id, endpoint]);
+  return got && got.id === id ? got.attempts : null;
 }
 
 export interface MountOptions extends DashboardOptions {

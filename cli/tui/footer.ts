@@ -3,6 +3,8 @@ import React from 'react';
 import { Box, Text } from 'ink';
 import type { FeedState } from './feed.ts';
 import { clock } from './format.ts';
+import { VIEW_TITLES, VIEWS } from './view-state.ts';
+import type { ViewState } from './view-state.ts';
 
 const h = React.createElement;
 
@@ -10,6 +12,7 @@ export interface FooterProps {
   state: FeedState;
   /** In `gateway start` quitting the dashboard stops the gateway; in `gateway top` it only detaches. */
   quitStopsGateway: boolean;
+  ui?: ViewState;
 }
 
 /** The status line: a failed fetch shows here, and the dashboard keeps retrying. */
@@ -22,17 +25,31 @@ export function statusText(s: FeedState): { text: string; error: boolean } {
 
 export function Footer(p: FooterProps): React.ReactElement {
   const st = statusText(p.state);
+  const ui = p.ui;
+  let first: React.ReactElement;
+  if (ui?.editingFilter) first = h(Text, { wrap: 'truncate-end' }, h(Text, { bold: true }, 'filter: '), ui.filter, h(Text, { inverse: true }, ' '), h(Text, { dimColor: true }, '   Enter keeps it · Esc clears it'));
+  else {
+    const marks = [ui?.paused ? 'PAUSED (p resumes)' : null, ui?.filter ? `filter "${ui.filter}" (Esc clears)` : null].filter(Boolean).join(' · ');
+    first = h(
+      Text,
+      { wrap: 'truncate-end', color: st.error ? 'red' : undefined },
+      marks ? h(Text, { bold: true, color: 'yellow' }, `${marks}  `) : null,
+      h(Text, { dimColor: !st.error }, st.text),
+      st.error ? null : h(Text, { dimColor: true }, '   / filter · p pause · ↑↓ select · Enter detail'),
+    );
+  }
+  const view = ui?.view ?? 'calls';
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { wrap: 'truncate-end', color: st.error ? 'red' : undefined, dimColor: !st.error }, st.text),
+    first,
     h(
       Text,
       { wrap: 'truncate-end' },
-      h(Text, { inverse: true }, ' q '),
-      h(Text, { dimColor: true }, p.quitStopsGateway ? ' quit and stop the gateway   ' : ' quit (the gateway keeps running)   '),
-      h(Text, { inverse: true }, ' Ctrl-C '),
-      h(Text, { dimColor: true }, ' same'),
+      ...VIEWS.map((v, i) => (v === view ? h(Text, { key: v, inverse: true, bold: true }, `[${i + 1} ${VIEW_TITLES[v]}]`) : h(Text, { key: v, dimColor: true }, ` ${i + 1} ${VIEW_TITLES[v]} `))),
+      ' ',
+      h(Text, { inverse: true }, 'q'),
+      h(Text, { dimColor: true }, p.quitStopsGateway ? ' quit and stop the gateway' : ' quit (the gateway keeps running)'),
     ),
   );
 }

@@ -77,3 +77,22 @@ export function fit(s: string, width: number, align: 'left' | 'right' = 'left'):
   if (s.length > w) return w <= 1 ? s.slice(0, w) : `${s.slice(0, w - 1)}…`;
   return align === 'left' ? s.padEnd(w) : s.padStart(w);
 }
+
+/** A provider's health in plain words, never breaker jargon: "healthy", "failing, retry in 20s", "trying again". */
+export function healthWords(health: string, nextProbeAt: number | null, nowMs: number): string {
+  if (health === 'closed') return 'healthy';
+  if (health === 'half-open' || health === 'half_open') return 'trying again';
+  const when = until(nextProbeAt, nowMs);
+  return when ? `failing, retry ${when === 'now' ? 'now' : when}` : 'failing';
+}
+
+/** How much of its budget a key has used (0..), or -1 without a budget: the order keys are shown in. */
+export function budgetUse(k: { budget_usd: number | null; spent_usd: number }): number {
+  if (k.budget_usd === null) return -1;
+  return k.budget_usd > 0 ? k.spent_usd / k.budget_usd : Number.POSITIVE_INFINITY;
+}
+
+/** Keys closest to (or over) their budget first; keys without a budget after, by spend. */
+export function byBudgetUse<K extends { name: string; budget_usd: number | null; spent_usd: number }>(keys: readonly K[]): K[] {
+  return [...keys].sort((a, b) => budgetUse(b) - budgetUse(a) || b.spent_usd - a.spent_usd || a.name.localeCompare(b.name));
+}

@@ -2,7 +2,7 @@
 import React from 'react';
 import { Box, Text } from 'ink';
 import type { KeySummary } from './admin-client.ts';
-import { bar, fit, money } from './format.ts';
+import { bar, byBudgetUse, fit, money } from './format.ts';
 
 const h = React.createElement;
 
@@ -19,7 +19,7 @@ export function keysRows(keys: KeySummary[] | null, maxRows: number): number {
   return Math.max(1, Math.min(n, maxRows));
 }
 
-function keyLine(k: KeySummary, barWidth: number): React.ReactElement {
+export function keyLine(k: KeySummary, barWidth: number): React.ReactElement {
   const name = fit(k.name, 14);
   const state = k.state === 'active' ? '' : ` [${k.state}]`;
   if (k.budget_usd === null) {
@@ -44,7 +44,8 @@ export function KeysPanel(p: KeysPanelProps): React.ReactElement {
   let lines: React.ReactElement[];
   if (p.keys === null) lines = [h(Text, { key: 'loading', dimColor: true }, 'loading…')];
   else {
-    const keys = p.keys.filter((k) => k.state !== 'deleted');
+    // Closest to their budget first: on a small screen those are the ones that stay visible.
+    const keys = byBudgetUse(p.keys.filter((k) => k.state !== 'deleted'));
     if (keys.length === 0) lines = [h(Text, { key: 'none', dimColor: true, wrap: 'truncate-end' }, 'no keys yet: gateway keys create --name NAME')];
     else if (keys.length <= p.maxRows) lines = keys.map((k) => keyLine(k, barWidth));
     else {

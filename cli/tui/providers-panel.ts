@@ -1,8 +1,8 @@
-/** Provider health: the circuit breaker's state per provider, with the next probe when open. */
+/** Provider health in plain words per provider, with when a failing one is tried again. */
 import React from 'react';
 import { Box, Text } from 'ink';
 import type { ProviderSummary } from './admin-client.ts';
-import { fit, healthColour, money, until } from './format.ts';
+import { fit, healthColour, healthWords, money } from './format.ts';
 
 const h = React.createElement;
 
@@ -17,16 +17,17 @@ export function providersRows(providers: ProviderSummary[] | null, maxRows: numb
   return Math.max(1, Math.min(providers?.length ?? 0, maxRows));
 }
 
-function providerLine(p: ProviderSummary, now: number): React.ReactElement {
+export function providerLine(p: ProviderSummary, now: number): React.ReactElement {
   const colour = healthColour(p.health);
   const dot = p.health === 'closed' ? '●' : p.health === 'half-open' ? '◐' : '○';
   const spend = `${money(p.spent_today_usd)} today`;
-  const head = [h(Text, { key: 'dot', color: colour }, `${dot} `), fit(p.name, 14), ' ', h(Text, { key: 'health', color: colour }, fit(p.health, 9)), ' '];
+  const words = healthWords(p.health, p.next_probe_at, now);
   // When a provider is out, when it comes back matters more than what it spent: that goes first.
   if (p.health === 'open') {
-    return h(Text, { key: p.name, wrap: 'truncate-end' }, ...head, h(Text, { color: colour }, `next probe ${until(p.next_probe_at, now)}`), ` · ${p.consecutive_failures} failures · ${spend}`);
+    return h(Text, { key: p.name, wrap: 'truncate-end' }, h(Text, { color: colour }, `${dot} `), fit(p.name, 14), ' ', h(Text, { color: colour }, words), ` · ${p.consecutive_failures} failures · ${spend}`);
   }
-  if (p.health === 'half-open') return h(Text, { key: p.name, wrap: 'truncate-end' }, ...head, h(Text, { color: colour }, 'probing'), ` · ${spend}`);
+  const head = [h(Text, { key: 'dot', color: colour }, `${dot} `), fit(p.name, 14), ' ', h(Text, { key: 'health', color: colour }, fit(words, 12)), ' '];
+  if (p.health !== 'closed') return h(Text, { key: p.name, wrap: 'truncate-end' }, ...head, spend);
   const models = `${p.preset ?? p.type}, ${p.models.length} model${p.models.length === 1 ? '' : 's'}`;
   return h(Text, { key: p.name, wrap: 'truncate-end' }, ...head, spend, h(Text, { dimColor: true }, ` · ${models}`));
 }

@@ -6,20 +6,10 @@
  * from the admin event stream: the gateway behind it must never go down because of its UI.
  */
 import { note } from '../context.ts';
+import type { DashboardOptions } from './dashboard-options.ts';
+import { honourNoColor } from './no-color.ts';
 
-export interface DashboardOptions {
-  home: string;
-  baseUrl: string;
-  /** The gateway's origin; the admin API is under `/admin`. */
-  adminUrl: string;
-  adminToken: string;
-  /** The key `gateway start --demo` just created, shown in the header (the dashboard covers the line that printed it). */
-  createdKey?: { name: string; secret: string } | null;
-  /** Called when the user quits the dashboard (q or Ctrl-C); not called when the returned stop function ends it. */
-  onQuit?: () => void;
-  /** Whether quitting also stops the gateway (`gateway start`), for the footer's wording. */
-  quitStopsGateway?: boolean;
-}
+export type { DashboardOptions } from './dashboard-options.ts';
 
 const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0];
 
@@ -49,6 +39,7 @@ export async function runDashboard(opts: DashboardOptions): Promise<() => void> 
   }
 
   let stopDashboard: (() => void) | null = null;
+  honourNoColor();
   try {
     const { mountDashboard } = await import('./dashboard.ts');
     stopDashboard = mountDashboard({ ...opts, onCrash: (err) => void fallback(reason(err)) }).stop;

@@ -7,16 +7,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { badRequest, forbidden, GatewayError, notFound } from '../errors.ts';
 import { callDetailJson, callToJson } from '../call-json.ts';
-import { getCall, listCalls, spendForKey, spendTotals, usageSummary } from '../storage/audit-queries.ts';
+import { getCall, listCalls, usageSummary } from '../storage/audit-queries.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { StorageError } from '../storage/db.ts';
 import { bearerToken } from '../gateway/auth.ts';
-import { periodStart } from '../gateway/budget.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
 import { readJsonObject } from '../gateway/read-body.ts';
 import { sendError, sendJson } from '../gateway/respond.ts';
 import { tokenMatches } from '../gateway/admin-token.ts';
+import { keySummaries, providerSummaries, snapshot } from './snapshot.ts';
 import { checkProviders } from './provider-check.ts';
+import { adminKeyRoutes } from './admin-keys.ts';
+import { adminLogRoutes } from './admin-logs.ts';
+import { adminProviderRoutes } from './admin-providers.ts';
+import { adminLoginRoutes, exchangeLoginCode } from './admin-login.ts';
+import { LoginCodes } from './login-codes.ts';
 
 const providerTestSchema = z.object({ name: z.string().min(1).optional() }).strict();
 
@@ -43,74 +48,24 @@ function sameOrigin(req: IncomingMessage): boolean {
   }
 }
 
-const dayStart = (): number => periodStart('daily');
-const monthStart = (): number => periodStart('monthly');
+const ROUTES = [adminKeyRoutes, adminProviderRoutes, adminLogRoutes, adminLoginRoutes];
 
-function keySummaries(deps: GatewayDeps) {
-  return deps.store.keys.list().map((k) => {
-    const period = k.budgetPeriod ?? 'total';
-    const spent = spendForKey(deps.store.db, k.id, k.budgetUsd !== null ? periodStart(period) : dayStart());
-    return {
-      name: k.name,
-      prefix: k.prefix,
-      state: k.state,
-      budget_usd: k.budgetUsd,
-      budget_period: k.budgetUsd !== null ? period : null,
-      spent_usd: spent,
-      spent_period: k.budgetUsd !== null ? period : 'daily',
-      remaining_usd: k.budgetUsd !== null ? Math.max(0, k.budgetUsd - spent) : null,
-      rpm: k.rpm,
-      tpm: k.tpm,
-      models: k.models,
-    };
-  });
-}
-
-function providerSummaries(deps: GatewayDeps) {
-  const spendSince = (since: number) => new Map(usageSummary(deps.store.db, { by: 'provider', since }).map((r) => [r.group, r.cost_usd]));
-  const today = spendSince(dayStart());
-  const month = spendSince(monthStart());
-  return deps.live.providers.map((p) => {
-    const b = deps.breaker.snapshotOf(p.settings.name);
-    return {
-      name: p.settings.name,
-      type: p.settings.type,
-      preset: p.settings.preset,
-      base_url: p.settings.type === 'demo' ? 'local' : p.settings.baseUrl,
-      priority: p.settings.priority,
-      models: [...p.models],
-      key_source: p.settings.keySource,
-      spent_today_usd: today.get(p.settings.name) ?? 0,
-      spent_month_usd: month.get(p.settings.name) ?? 0,
-      health: b ? b.state : 'closed',
-      consecutive_failures: b?.consecutiveFailures ?? 0,
-      next_probe_at: b?.nextProbeAt ?? null,
-    };
-  });
-}
-
-export function createAdminHandler(deps: GatewayDeps, token: string, listeners: Set<(row: CallRow) => void>): AdminHandler {
+export function createAdminHandler(deps: GatewayDeps, token: string, listeners: Set<(row: CallRow) => void>, logins: LoginCodes = new LoginCodes()): AdminHandler {
   return async (req, res, path, query, cors) => {
     const headers = { ...(sameOrigin(req) ? cors : {}), 'cache-control': 'no-store' };
     try {
       if (!sameOrigin(req)) throw forbidden('The admin API answers no foreign Origin.', 'origin_not_allowed');
-      if (!tokenMatches(bearerToken(req), token)) {
+      // The one admin route without a token: a one-time login code is its own credential.
+      if (req.method === 'POST' && path === '/admin/login') return await exchangeLoginCode(req, res, headers, logins);
+      const given = bearerToken(req);
+      if (!tokenMatches(given, token) && !logins.isSession(given)) {
         throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_admin_token', message: 'The admin API needs `Authorization: Bearer <admin token>`; the token is the file `admin-token` in the data home.' });
       }
       const method = req.method ?? 'GET';
       if (method === 'GET') req.resume();
       const { store } = deps;
       store.audit.flush();
-      if (method === 'GET' && path === '/admin/snapshot') {
-        const totals = spendTotals(store.db, { todayStartMs: dayStart(), monthStartMs: monthStart() });
-        return sendJson(res, 200, {
-          spend: { today_usd: totals.todayUsd, month_usd: totals.monthUsd },
-          keys: keySummaries(deps),
-          providers: providerSummaries(deps),
-          recent: listCalls(store.db, { limit: Number(query.get('recent') ?? 50) || 50 }).map(callToJson),
-          price_version: deps.prices.dataVersion(),
-        }, headers);
-      }
+      if (method === 'GET' && path === '/admin/snapshot') return sendJson(res, 200, snapshot(deps, query.get('recent')), headers);
       if (method === 'GET' && path === '/admin/keys') return sendJson(res, 200, { keys: keySummaries(deps) }, headers);
       if (method === 'POST' && path === '/admin/keys') {
         const { json } = await readJsonObject(req, 64 * 1024);
@@ -145,25 +100,39 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
         const before = query.get('before');
         return sendJson(res, 200, { calls: listCalls(store.db, { limit, beforeTime: before ? Number(before) : undefined }).map(callToJson) }, headers);
       }
-      if (method === 'GET' && path.startsWith('/admin/logs/')) {
+      if (method === 'GET' && path.startsWith('/admin/logs/') && path !== '/admin/logs/search') {
         const call = getCall(store.db, decodeURIComponent(path.slice('/admin/logs/'.length)));
         if (!call) throw notFound('No call with that id.');
         return sendJson(res, 200, callDetailJson(call), headers);
       }
       if (method === 'GET' && path === '/admin/events') return streamEvents(req, res, headers, listeners);
+      for (const route of ROUTES) {
+        if (await route({ req, res, method, path, query, headers, deps, logins })) return;
+      }
       throw notFound(`Unknown admin path ${method} ${path}.`);
     } catch (err) {
-      if (err instanceof StorageError) return void sendError(res, badRequest(err.message, err.code), headers);
+      if (err instanceof StorageError) return void sendError(res, err.code.endsWith('_not_found') ? notFound(err.message) : badRequest(err.message, err.code), headers);
       sendError(res, err, headers);
     }
   };
 }
 
-/** Server-sent events: one `call` event per audit row, and a comment every 15 s to keep proxies quiet. */
+/** What a subscriber may leave unread before it is dropped (a suspended `gateway top`, a stalled tab). */
+export const MAX_EVENT_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * Server-sent events: one `call` event per audit row, and a comment every 15 s to keep proxies quiet.
+ * A subscriber that stops reading is dropped once its unread bytes pass the bound, never buffered without one.
+ */
 function streamEvents(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, listeners: Set<(row: CallRow) => void>): void {
   res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
   res.write(': connected\n\n');
   const onRow = (row: CallRow) => {
+    if (res.writableLength > MAX_EVENT_BUFFER_BYTES) {
+      stop();
+      res.destroy();
+      return;
+    }
     res.write(`event: call\ndata: ${JSON.stringify(callToJson(row))}\n\n`);
   };
   listeners.add(onRow);

@@ -14,7 +14,7 @@ import { LatencyTracker } from '../routing/latency-tracker.ts';
 import { RateLimiter } from '../routing/rate-limiter.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';
 import { openKeychain } from '../secrets/keychain.ts';
-import { loadSettings } from '../settings.ts';
+import { DEFAULT_AUDIT_MAX_BYTES, loadSettings } from '../settings.ts';
 import type { Settings } from '../settings.ts';
 import { Store } from '../storage/index.ts';
 import { purgeCalls } from '../storage/audit-queries.ts';
@@ -28,8 +28,10 @@ import { BudgetTracker } from './budget.ts';
 import type { GatewayDeps } from './deps.ts';
 import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
+import { InflightCalls } from './inflight.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
+import { poolSizes } from '../upstream/pool-sizes.ts';
 
 export interface StartOptions {
   home: string;
@@ -59,7 +61,14 @@ export interface RunningGateway {
   /** Resolves when the start-up model refresh finished. */
   discovery: Promise<RefreshResult[]>;
   onCall(fn: (row: CallRow) => void): () => void;
-  close(): Promise<void>;
+  /**
+   * Graceful stop: refuses new calls, lets calls in flight finish for `settings.shutdownGraceMs` (or
+   * `graceMs`), cuts the rest (each gets an error event and its audit row), then flushes and closes
+   * the store, last.
+   */
+  close(opts?: { graceMs?: number }): Promise<void>;
+  /** The second signal: cut every call in flight, give them a moment to write their rows, flush and close the store. */
+  stopNow(): Promise<void>;
 }
 
 function ensureDemo(store: Store): { name: string; secret: string } | null {
@@ -77,7 +86,17 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   const home = ensureDataHome(opts.home);
   const paths = dataPaths(home);
   const settings = loadSettings(paths.settings, { ...opts.settings, port: opts.port ?? opts.settings?.port, host: opts.host ?? opts.settings?.host });
-  const store = Store.open(home, { auditThread: true });
+  // Retention by rows, bytes and age runs on the audit thread after its writes, not once a start.
+  const store = Store.open(home, {
+    auditThread: true,
+    audit: {
+      retention: {
+        maxRows: settings.audit.maxRows,
+        maxBytes: settings.audit.maxBytes ?? DEFAULT_AUDIT_MAX_BYTES,
+        maxAgeMs: settings.audit.retentionDays * 86_400_000,
+      },
+    },
+  });
   const createdKey = opts.demo ? ensureDemo(store) : null;
   const adminToken = ensureAdminToken(paths.adminToken);
 
@@ -110,7 +129,10 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   });
   live.reload();
 
-  const transport = new Transport(settings.timeouts.connectMs);
+  const transport = new Transport(settings.timeouts.connectMs, { connections: settings.upstream.connections, queueTimeoutMs: settings.upstream.queueTimeoutMs });
+  const applyPoolSizes = () => transport.setPoolSizes(poolSizes(live.providers.map((p) => p.settings), settings));
+  applyPoolSizes();
+  live.onReload(applyPoolSizes);
   const deps: GatewayDeps = {
     settings,
     store,
@@ -126,8 +148,10 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
 
   const listeners = new Set<(row: CallRow) => void>();
   const admin = createAdminHandler(deps, adminToken, listeners);
+  const inflight = new InflightCalls();
   const server = createGatewayServer(deps, {
     admin,
+    inflight,
     ui: createUiHandler(),
     onCall: (row) => {
       for (const fn of listeners) fn(row);
@@ -155,14 +179,14 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
           return r;
         });
 
-  const retention = () => {
+  const retention = (rowsToo = false) => {
     try {
-      purgeCalls(store.db, { olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: settings.audit.maxRows });
+      purgeCalls(store.db, { olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: rowsToo ? settings.audit.maxRows : undefined });
     } catch {
       /* retention is best effort; the next run tries again */
     }
   };
-  retention();
+  retention(true);
   const retentionTimer = setInterval(retention, 3_600_000);
   retentionTimer.unref();
 
@@ -184,17 +208,29 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
-    async close() {
+    async stopNow() {
+      inflight.cutAll();
+      await inflight.drain(1_000);
+      store.close();
+    },
+    async close(opts) {
       if (closed) return;
       closed = true;
       clearInterval(retentionTimer);
       live.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 2_000).unref();
-      });
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Drain: calls in flight finish and write their rows; new calls get a 503.
+      const drained = await inflight.drain(opts?.graceMs ?? settings.shutdownGraceMs);
+      if (!drained) {
+        inflight.cutAll();
+        // A cut call settles its partial usage (a tokenizer count at most) before its row: this is short.
+        await inflight.drain(5_000);
+      }
+      server.closeAllConnections();
+      await serverClosed;
       await discovery.catch(() => undefined);
+      // The store closes last: every call above has queued its audit row, and close() flushes them.
       store.close();
       await (demo as DemoUpstream | null)?.close();
       await transport.close();

@@ -7,7 +7,7 @@ import type { Database } from 'better-sqlite3';
 import { insufficientQuota } from '../errors.ts';
 import { spendForKey } from '../storage/audit-queries.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
-import { formatUsd } from '../pricing/cost.ts';
+import { formatUsd, roundUsd } from '../pricing/cost.ts';
 
 export type BudgetPeriod = 'total' | 'daily' | 'monthly';
 
@@ -35,23 +35,35 @@ export class BudgetTracker {
     const start = periodStart(key.budgetPeriod ?? 'total');
     let e = this.spend.get(key.id);
     if (!e || e.periodStart !== start) {
-      e = { periodStart: start, spent: spendForKey(this.db, key.id, start), reserved: e?.reserved ?? 0 };
+      const stored = spendForKey(this.db, key.id, start);
+      e = { periodStart: start, spent: Number.isFinite(stored) ? stored : 0, reserved: e?.reserved ?? 0 };
       this.spend.set(key.id, e);
     }
     return e;
   }
 
-  /** Throws 402 when the key cannot afford `estimate` more; otherwise reserves it. Returns the release function. */
-  reserve(key: StoredKey, estimate: number): (actualCost: number | null) => void {
+  /**
+   * Throws 402 when the key cannot afford `worstCase` more (its remaining budget, after what calls in
+   * flight hold, is smaller); otherwise reserves it. Returns the function that settles the call with its
+   * real cost. `hint` adds what the client could change (a smaller max_tokens) to the refusal.
+   */
+  reserve(key: StoredKey, worstCase: number, hint?: () => (remainingUsd: number) => string): (actualCost: number | null) => void {
     if (key.budgetUsd === null || key.budgetUsd === undefined) return () => undefined;
     const e = this.entry(key);
+    const estimate = Number.isFinite(worstCase) && worstCase > 0 ? worstCase : 0;
     const committed = e.spent + e.reserved;
     if (committed >= key.budgetUsd || committed + estimate > key.budgetUsd) {
       const period = key.budgetPeriod && key.budgetPeriod !== 'total' ? ` ${key.budgetPeriod}` : '';
+      const remaining = Math.max(0, key.budgetUsd - committed);
+      const held = e.reserved > 0 ? ` (plus $${formatUsd(roundUsd(e.reserved))} held by calls in flight)` : '';
+      const raise = `Raise it with \`gateway keys update ${key.name} --budget USD\`.`;
+      if (e.spent >= key.budgetUsd || (estimate === 0 && committed >= key.budgetUsd)) {
+        throw insufficientQuota(`Key "${key.name}" has used its${period} budget: $${formatUsd(roundUsd(e.spent))} spent of $${formatUsd(key.budgetUsd)}${held}. ${raise}`);
+      }
       throw insufficientQuota(
-        `Key "${key.name}" has used its${period} budget: $${formatUsd(e.spent)} spent of $${formatUsd(key.budgetUsd)}` +
-          `${e.reserved > 0 ? ` (plus $${formatUsd(e.reserved)} held by calls in flight)` : ''}. ` +
-          `Raise it with \`gateway keys update ${key.name} --budget USD\`.`,
+        `This call could cost up to $${formatUsd(roundUsd(estimate))} (its prompt plus the most output it allows), and key "${key.name}" has ` +
+          `$${formatUsd(roundUsd(remaining))} of its${period} budget left: $${formatUsd(roundUsd(e.spent))} spent of $${formatUsd(key.budgetUsd)}${held}.` +
+          `${hint?.()(remaining) ?? ''} ${raise}`,
       );
     }
     e.reserved += estimate;
@@ -61,7 +73,9 @@ export class BudgetTracker {
       released = true;
       const cur = this.entry(key);
       cur.reserved = Math.max(0, cur.reserved - estimate);
-      if (actualCost) cur.spent += actualCost;
+      if (cur.reserved < 1e-12) cur.reserved = 0;
+      // A cost that is not a finite amount (a broken upstream) must never poison the running spend.
+      if (actualCost !== null && Number.isFinite(actualCost) && actualCost > 0) cur.spent += actualCost;
     };
   }
 

@@ -6,6 +6,7 @@ import type { ProviderSettings } from '../providers/types.ts';
 import { costOf } from '../pricing/cost.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
+import { sanitizeUsage } from '../usage.ts';
 import type { Usage } from '../usage.ts';
 import type { AttemptRecord } from './attempts.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -16,13 +17,25 @@ export type Pricing = 'priced' | 'estimated' | 'unpriced';
 export interface Priced {
   costUsd: number | null;
   pricing: Pricing;
+  /** What the price came from when it is not the bundled data (`upstream:openrouter`, `user`, `builtin`). */
+  source?: string;
 }
 
-export function priceUsage(deps: GatewayDeps, provider: ProviderSettings, model: string, usage: Usage): Priced {
+/**
+ * Prices a call's usage. Impossible counts are clamped first (and the call marked `estimated`), so
+ * one broken upstream answer cannot poison a key's running spend; an upstream's own cost wins and
+ * is recorded as such.
+ */
+export function priceUsage(deps: GatewayDeps, provider: ProviderSettings, model: string, raw: Usage): Priced {
+  const usage = sanitizeUsage(raw);
   const price = deps.prices.lookup(provider.type, provider.preset, model);
+  const pricing: Pricing = usage.estimated || usage.clamped ? 'estimated' : 'priced';
+  if (usage.upstreamCostUsd !== undefined) return { costUsd: costOf(usage, price ?? UPSTREAM_ONLY), pricing, source: `upstream:${provider.name}` };
   if (!price) return { costUsd: null, pricing: 'unpriced' };
-  return { costUsd: costOf(usage, price), pricing: usage.estimated ? 'estimated' : 'priced' };
+  return { costUsd: costOf(usage, price), pricing, ...(price.source === 'bundled' ? {} : { source: price.source }) };
 }
+
+const UPSTREAM_ONLY = { inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: null, cacheWritePerMTok: null, source: 'bundled' as const };
 
 export interface CallRecordInit {
   requestId: string;
@@ -39,7 +52,7 @@ export class CallRecord {
   model: string | null = null;
   provider: string | null = null;
   attempts: AttemptRecord[] = [];
-  usage: Usage | null = null;
+  #usage: Usage | null = null;
   priced: Priced = { costUsd: null, pricing: 'unpriced' };
   ttftMs: number | null = null;
   requestBody: string | null = null;
@@ -50,6 +63,14 @@ export class CallRecord {
 
   key: StoredKey | null;
   stream: boolean;
+
+  /** The call's usage, clamped to sane counts whatever the upstream said. */
+  get usage(): Usage | null {
+    return this.#usage;
+  }
+  set usage(u: Usage | null) {
+    this.#usage = u === null ? null : sanitizeUsage(u);
+  }
 
   constructor(init: CallRecordInit) {
     this.init = init;
@@ -92,7 +113,8 @@ export class CallRecord {
       reasoningTokens: u?.reasoningTokens ?? 0,
       costUsd: this.priced.costUsd,
       pricing: this.priced.pricing,
-      priceVersion: this.usage ? priceVersion : null,
+      // Null for a call that never had usage (refused, failed): its `pricing` means nothing then.
+      priceVersion: this.usage || this.priced.costUsd !== null ? (this.priced.source === undefined ? priceVersion : this.priced.source === 'user' ? 'user' : `${this.priced.source}${this.priced.source === 'builtin' ? `+${priceVersion}` : ''}`) : null,
       latencyMs: this.elapsedMs(),
       ttftMs: this.ttftMs,
       attempts: this.attempts.length,

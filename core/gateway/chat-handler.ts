@@ -1,7 +1,7 @@
 /** `POST /v1/chat/completions`: admission, failover across candidates, cost, audit. */
 import { toOpenAIUsage } from '../usage.ts';
 import type { Usage } from '../usage.ts';
-import { formatUsd } from '../pricing/cost.ts';
+import { formatUsd, stringifyWithCost } from '../pricing/cost.ts';
 import type { ChatRequest, ChatResult } from '../providers/types.ts';
 import { admit } from './admission.ts';
 import { runAttempts } from './attempts.ts';
@@ -23,7 +23,7 @@ export async function handleChat(ctx: RequestContext, raw: Record<string, unknow
   const body = validateChatRequest(raw);
   ctx.record.modelRequested = body.model;
   const promptText = chatPromptText(body.messages);
-  const admission = admit(ctx, body.model, { inputTokens: () => countTokens(promptText), maxOutputTokens: maxOutputTokens(body) });
+  const admission = admit(ctx, body.model, { inputTokens: () => countTokens(promptText), maxOutputTokens: maxOutputTokens(body), n: typeof body.n === 'number' ? body.n : 1, serviceTier: typeof body.service_tier === 'string' ? body.service_tier : undefined });
   try {
     if (body.stream === true) {
       await streamChat(ctx, body, admission, promptText);
@@ -72,16 +72,13 @@ async function completeChat(
     usage = await estimateUsage(promptText, completionText(value.body), body.messages.length);
     value.body.usage = toOpenAIUsage(usage);
   }
+  if (typeof value.body.service_tier === 'string') usage = { ...usage, serviceTier: value.body.service_tier };
   record.usage = usage;
   record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
   const headers = successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing);
-  if (record.priced.costUsd !== null) {
-    const u = value.body.usage as Record<string, unknown>;
-    u.cost = record.priced.costUsd;
-    headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
-  }
+  if (record.priced.costUsd !== null) headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
   deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
-  const text = JSON.stringify(value.body);
+  const text = stringifyWithCost(value.body, value.body.usage as Record<string, unknown>, record.priced.costUsd);
   record.responseBody = text;
   ctx.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   ctx.res.end(text);

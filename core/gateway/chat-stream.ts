@@ -5,6 +5,7 @@
  * first byte ends the stream with an `error` event and no `[DONE]`.
  */
 import type { ServerResponse } from 'node:http';
+import { stringifyWithCost } from '../pricing/cost.ts';
 import { toOpenAIUsage } from '../usage.ts';
 import type { Usage } from '../usage.ts';
 import type { CallContext, ChatRequest, StreamPiece, StreamTranslator, UpstreamRequest } from '../providers/types.ts';
@@ -91,7 +92,7 @@ export async function streamCall(ctx: RequestContext, admission: Admission, endp
   // A stream cut short (client gone, provider failed mid-way) still used tokens: bill what was delivered,
   // from the upstream's usage when it came, else an estimate of the prompt and the text relayed so far.
   const settlePartial = async (): Promise<void> => {
-    const usage = relay.usage ?? (await endpoint.estimate(relay.text));
+    const usage = relay.usage ?? partialUsage(stream.translator.usageSoFar?.() ?? null, await endpoint.estimate(relay.text));
     record.usage = usage;
     record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
     record.responseBody = relay.text;
@@ -144,20 +145,30 @@ export async function streamCall(ctx: RequestContext, admission: Admission, endp
   // Completed: settle usage and cost, then the optional usage chunk and [DONE].
   let usage: Usage | null = relay.usage;
   if (!usage) usage = await endpoint.estimate(relay.text);
+  const tier = relay.usageChunk?.service_tier;
+  if (typeof tier === 'string') usage = { ...usage, serviceTier: tier };
   record.usage = usage;
   record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
   deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
   if (endpoint.wantsUsage) {
     const chunk: Record<string, unknown> = relay.usageChunk ? { ...relay.usageChunk } : { ...relay.template(), choices: [] };
-    const u = relay.usageChunk && !usage.estimated ? { ...(chunk.usage as Record<string, unknown>) } : toOpenAIUsage(usage);
-    if (record.priced.costUsd !== null) u.cost = record.priced.costUsd;
+    const u = relay.usageChunk && !usage.estimated && !record.usage?.clamped ? { ...(chunk.usage as Record<string, unknown>) } : toOpenAIUsage(usage);
     chunk.usage = u;
-    await relay.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    await relay.write(`data: ${stringifyWithCost(chunk, u, record.priced.costUsd)}\n\n`);
   }
   await relay.write('data: [DONE]\n\n');
   res.end();
   record.responseBody = relay.text;
   return record.priced.costUsd;
+}
+
+/**
+ * A cut stream's usage: what the upstream already reported (Anthropic's `message_start` knows the whole
+ * prompt, cache included) with the output that was relayed, whichever count is larger; estimated.
+ */
+function partialUsage(reported: Usage | null, estimated: Usage): Usage {
+  if (reported === null) return estimated;
+  return { ...reported, outputTokens: Math.max(reported.outputTokens, estimated.outputTokens), estimated: true };
 }
 
 /** Reads what is left of a finished upstream stream (normally just its end); cuts it after 64 KiB or 1 s. */

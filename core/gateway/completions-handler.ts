@@ -14,33 +14,23 @@ import { streamCall } from './chat-stream.ts';
 import { countTokens, warmTokenizer } from './estimate.ts';
 import { passthroughRequestFor, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
 import type { RequestContext } from './request-context.ts';
-
-export type CompletionRequest = Record<string, unknown> & { model: string; prompt: unknown; stream?: boolean };
+import { completionRequestSchema } from './schemas/completions.ts';
+import type { CompletionRequest } from './schemas/completions.ts';
+import { parseRequest } from './schemas/common.ts';
 
 const isTokenArray = (v: unknown): boolean => Array.isArray(v) && v.every((t) => Number.isInteger(t));
+
+export type { CompletionRequest };
 
 export function validateCompletionRequest(body: Record<string, unknown>): CompletionRequest {
   if (!('model' in body) || body.model === null || body.model === '') {
     throw badRequest('You must provide a model parameter.', 'missing_parameter', 'model');
   }
-  if (typeof body.model !== 'string') throw badRequest("Invalid type for 'model': expected a string.", 'invalid_type', 'model');
-  if (!('prompt' in body) || body.prompt === null || body.prompt === undefined) {
-    throw badRequest("Missing required parameter: 'prompt'.", 'missing_parameter', 'prompt');
-  }
-  const p = body.prompt;
-  const ok =
-    typeof p === 'string' ||
-    (Array.isArray(p) && p.length > 0 && (p.every((x) => typeof x === 'string') || isTokenArray(p) || p.every(isTokenArray)));
-  if (!ok) {
-    throw badRequest("Invalid type for 'prompt': expected a string, an array of strings, an array of tokens or an array of token arrays.", 'invalid_type', 'prompt');
-  }
-  if ('stream' in body && body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
-    throw badRequest("Invalid type for 'stream': expected a boolean.", 'invalid_type', 'stream');
-  }
-  if (body.stream_options != null && body.stream !== true) {
+  const parsed = parseRequest(completionRequestSchema, body);
+  if (parsed.stream_options != null && parsed.stream !== true) {
     throw badRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'invalid_value', 'stream_options');
   }
-  return body as CompletionRequest;
+  return parsed;
 }
 
 /** Prompt tokens: strings are counted, token arrays are already tokens. */
@@ -77,10 +67,13 @@ function completionBody(body: CompletionRequest, callCtx: CallContext): Passthro
 export async function handleCompletions(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const body = validateCompletionRequest(raw);
   ctx.record.modelRequested = body.model;
-  // The API's default max_tokens for completions is 16.
-  const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : 16;
-  const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
-  const admission = admit(ctx, body.model, { inputTokens: promptTokens(body.prompt), maxOutputTokens: maxTokens * n });
+  // OpenAI's default max_tokens for completions is 16, but OpenAI-compatible servers (vLLM, Ollama)
+  // default to the model's limit: without max_tokens the worst case is the model's limit.
+  const maxTokens = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : null;
+  // best_of generates (and bills) that many completions server-side, returning n of them.
+  const n = Math.max(typeof body.n === 'number' && body.n > 0 ? body.n : 1, typeof body.best_of === 'number' && body.best_of > 0 ? body.best_of : 1);
+  const prompts = Array.isArray(body.prompt) && !isTokenArray(body.prompt) ? body.prompt.length : 1;
+  const admission = admit(ctx, body.model, { inputTokens: () => promptTokens(body.prompt), maxOutputTokens: maxTokens, n: n * prompts });
   try {
     const serving = servingCandidates(admission, '/completions', body.model);
     if (body.stream === true) {

@@ -5,7 +5,7 @@
  */
 import { badRequest } from '../errors.ts';
 import type { EmbeddingsResult } from '../providers/types.ts';
-import { formatUsd } from '../pricing/cost.ts';
+import { formatUsd, stringifyWithCost } from '../pricing/cost.ts';
 import { admit } from './admission.ts';
 import { runAttempts } from './attempts.ts';
 import type { AttemptOutcome } from './attempts.ts';
@@ -14,21 +14,17 @@ import { successHeaders } from './chat-handler.ts';
 import { countTokens } from './estimate.ts';
 import type { RequestContext } from './request-context.ts';
 import { clientGone } from './request-context.ts';
+import { parseRequest } from './schemas/common.ts';
+import { embeddingsRequestSchema } from './schemas/embeddings.ts';
 import { readJsonBody, sendToProvider, timeoutsFor } from './upstream-call.ts';
 
 function validate(body: Record<string, unknown>): { model: string; texts: string[]; format: 'float' | 'base64' } {
   if (typeof body.model !== 'string' || body.model === '') throw badRequest('You must provide a model parameter.', 'missing_parameter', 'model');
-  const input = body.input;
-  if (input === undefined || input === null) throw badRequest("Missing required parameter: 'input'.", 'missing_parameter', 'input');
-  if (input === '') throw badRequest("'input' cannot be an empty string.", 'invalid_value', 'input');
-  const ok = typeof input === 'string' || (Array.isArray(input) && input.length > 0 && input.length <= 2048);
-  if (!ok) throw badRequest("Invalid 'input': expected a string or an array of 1 to 2048 strings or token arrays.", 'invalid_type', 'input');
-  const format = body.encoding_format ?? 'float';
-  if (format !== 'float' && format !== 'base64') {
-    throw badRequest("Invalid value for 'encoding_format': expected 'float' or 'base64'.", 'invalid_value', 'encoding_format');
-  }
+  if (body.input === '') throw badRequest("'input' cannot be an empty string.", 'invalid_value', 'input');
+  const parsed = parseRequest(embeddingsRequestSchema, body);
+  const input = parsed.input;
   const texts = typeof input === 'string' ? [input] : (input as unknown[]).map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
-  return { model: body.model, texts, format };
+  return { model: parsed.model, texts, format: parsed.encoding_format ?? 'float' };
 }
 
 const toBase64 = (v: number[]): string => Buffer.from(new Float32Array(v).buffer).toString('base64');
@@ -79,13 +75,11 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
     record.usage = usage;
     record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
     const headers = successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing);
-    if (record.priced.costUsd !== null) {
-      (value.body.usage as Record<string, unknown>).cost = record.priced.costUsd;
-      headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
-    }
+    if (record.priced.costUsd !== null) headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
     deps.limiter.recordTokens(ctx.key.id, usage.inputTokens);
-    const text = JSON.stringify(value.body);
-    record.responseBody = `{"object":"list","data":[${data.length} embeddings],"usage":${JSON.stringify(value.body.usage)}}`;
+    const u = value.body.usage !== null && typeof value.body.usage === 'object' ? (value.body.usage as Record<string, unknown>) : null;
+    const text = stringifyWithCost(value.body, u, record.priced.costUsd);
+    record.responseBody = `{"object":"list","data":[${data.length} embeddings],"usage":${stringifyWithCost(value.body.usage, u, record.priced.costUsd)}}`;
     ctx.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     ctx.res.end(text);
   } finally {

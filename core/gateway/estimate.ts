@@ -15,8 +15,15 @@ export function warmTokenizer(): Promise<void> {
   return loading;
 }
 
+/**
+ * Longer texts are estimated by length: tokenising 45 MB takes over a second of the event loop, and
+ * other requests must not wait on an estimate (rows that use it are marked `estimated` anyway).
+ */
+export const MAX_TOKENIZED_CHARS = 256 * 1024;
+
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
+  if (text.length > MAX_TOKENIZED_CHARS) return Math.ceil(text.length / 4);
   if (encodeFn) return encodeFn(text).length;
   // The tokenizer costs ~70 MiB, so it loads on first need; until then, the usual rule of thumb.
   void warmTokenizer().catch(() => undefined);

@@ -1,32 +1,37 @@
 /**
- * `POST /v1/images/generations`: a JSON pass-through to OpenAI-protocol providers. Images are priced
- * per image, which the price data does not cover: a call is `unpriced` unless the provider reports
- * token usage (the GPT image models do) and the model has a token price.
+ * `POST /v1/images/generations`: a JSON pass-through to OpenAI-protocol providers. Admission reserves
+ * `n` times the per-image price for the requested size and quality (for the token-priced GPT image
+ * models, their published per-image worst case); the call settles from the token usage the provider
+ * reports, else from the images it returned at the per-image price (`gateway prices set --per-image`).
  */
 import { badRequest } from '../errors.ts';
+import { IMAGE_WORST_CASE_USD } from '../pricing/builtin-prices.ts';
+import { imageWorstCaseUsd } from '../pricing/worst-case.ts';
+import type { Usage } from '../usage.ts';
 import { admit } from './admission.ts';
 import { countTokens } from './estimate.ts';
 import { jsonBody, relayPassthroughStream, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
 import type { RequestContext } from './request-context.ts';
+import { parseRequest } from './schemas/common.ts';
+import { imagesRequestSchema } from './schemas/images.ts';
 
 /** The API's default when `model` is left out (spec `CreateImageRequest`). */
 export const DEFAULT_IMAGE_MODEL = 'dall-e-2';
 
-export async function handleImages(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
-  if (typeof raw.prompt !== 'string' || raw.prompt === '') {
-    if (raw.prompt === undefined || raw.prompt === null || raw.prompt === '') throw badRequest("Missing required parameter: 'prompt'.", 'missing_parameter', 'prompt');
-    throw badRequest("Invalid type for 'prompt': expected a string.", 'invalid_type', 'prompt');
-  }
-  if (raw.model !== undefined && raw.model !== null && (typeof raw.model !== 'string' || raw.model === '')) {
-    throw badRequest("Invalid type for 'model': expected a string.", 'invalid_type', 'model');
-  }
-  if (raw.stream !== undefined && raw.stream !== null && typeof raw.stream !== 'boolean') {
-    throw badRequest("Invalid type for 'stream': expected a boolean.", 'invalid_type', 'stream');
-  }
+export async function handleImages(ctx: RequestContext, input: Record<string, unknown>): Promise<void> {
+  if (input.prompt === undefined || input.prompt === null || input.prompt === '') throw badRequest("Missing required parameter: 'prompt'.", 'missing_parameter', 'prompt');
+  const raw = parseRequest(imagesRequestSchema, input);
   const model = typeof raw.model === 'string' ? raw.model : DEFAULT_IMAGE_MODEL;
   const stream = raw.stream === true;
   ctx.record.modelRequested = model;
-  const admission = admit(ctx, model, { inputTokens: countTokens(raw.prompt), maxOutputTokens: null });
+  const n = typeof raw.n === 'number' && Number.isInteger(raw.n) && raw.n > 0 ? raw.n : 1;
+  const kind = `${typeof raw.size === 'string' ? raw.size : '*'}|${typeof raw.quality === 'string' ? raw.quality : '*'}`;
+  const admission = admit(ctx, model, {
+    inputTokens: countTokens(raw.prompt),
+    maxOutputTokens: null,
+    n,
+    unitWorstCase: (price, m) => imageWorstCaseUsd(price, kind, n, IMAGE_WORST_CASE_USD[m] ?? null),
+  });
   try {
     const serving = servingCandidates(admission, '/images/generations', model);
     const body = jsonBody(raw);
@@ -35,7 +40,15 @@ export async function handleImages(ctx: RequestContext, raw: Record<string, unkn
       await relayPassthroughStream(ctx, success);
       return;
     }
-    const usage = success.value.kind === 'json' ? tokenUsage(success.value.json.usage) : null;
+    let usage: Usage | null = null;
+    if (success.value.kind === 'json') {
+      const json = success.value.json;
+      usage = tokenUsage(json.usage);
+      if (!usage) {
+        const images = Array.isArray(json.data) ? json.data.length : n;
+        usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false, images, imageKind: kind };
+      }
+    }
     respondPassthrough(ctx, success, usage);
     // The audit row keeps the shape, not megabytes of base64.
     if (success.value.kind === 'json') ctx.record.responseBody = summarizeImages(success.value.json);

@@ -6,7 +6,7 @@
  * relayed as it arrives.
  */
 import { GatewayError, internalError } from '../errors.ts';
-import { formatUsd } from '../pricing/cost.ts';
+import { formatUsd, stringifyWithCost } from '../pricing/cost.ts';
 import type { CallContext, PassthroughBody, PassthroughPath, UpstreamRequest } from '../providers/types.ts';
 import { SseParser } from '../upstream/sse-parser.ts';
 import { classifyTransportError } from '../upstream/transport.ts';
@@ -135,8 +135,7 @@ export function respondPassthrough(ctx: RequestContext, success: AttemptSuccess<
   let contentType: string;
   if (value.kind === 'json') {
     const u = value.json.usage;
-    if (cost !== null && u !== null && typeof u === 'object' && !Array.isArray(u)) (u as Record<string, unknown>).cost = cost;
-    const text = JSON.stringify(value.json);
+    const text = stringifyWithCost(value.json, u !== null && typeof u === 'object' && !Array.isArray(u) ? (u as Record<string, unknown>) : null, cost);
     record.responseBody = text;
     bytes = Buffer.from(text);
     contentType = 'application/json';
@@ -164,7 +163,7 @@ function settleUsage(ctx: RequestContext, candidate: Candidate, usage: Usage | n
  * read from whichever event carries it (`*.completed`, `transcript.text.done`) for the audit row; the
  * events themselves pass through untouched. An upstream failure mid-stream ends it with an error event.
  */
-export async function relayPassthroughStream(ctx: RequestContext, success: AttemptSuccess<PassthroughValue>): Promise<number | null> {
+export async function relayPassthroughStream(ctx: RequestContext, success: AttemptSuccess<PassthroughValue>, estimate?: (text: string) => Usage): Promise<number | null> {
   const { record } = ctx;
   const { candidate, value } = success;
   if (value.kind !== 'sse') throw internalError('not a stream answer');
@@ -210,7 +209,7 @@ export async function relayPassthroughStream(ctx: RequestContext, success: Attem
   } finally {
     if (!value.res.body.destroyed) value.res.body.destroy();
   }
-  settleUsage(ctx, candidate, usage);
+  settleUsage(ctx, candidate, usage ?? estimate?.(text) ?? null);
   record.responseBody = text;
   res.end();
   return record.priced.costUsd;

@@ -1,38 +1,100 @@
-/** Reads a request body up to the size limit; anything bigger is a 413, never a crash or a hang. */
+/**
+ * Reads a request body up to the size limit; anything bigger is a 413, a sender silent for longer than
+ * the body timeout a 408, JSON nested absurdly deep a 400: never a crash or a hang.
+ */
 import type { IncomingMessage } from 'node:http';
-import { badRequest, requestTooLarge } from '../errors.ts';
+import { badRequest, GatewayError, requestTooLarge } from '../errors.ts';
 
-export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/** Deeper JSON is refused: real requests (tool schemas included) nest a few dozen levels at most. */
+export const MAX_JSON_DEPTH = 128;
+
+export const bodyTimeout = (idleMs: number): GatewayError =>
+  new GatewayError({
+    status: 408,
+    type: 'invalid_request_error',
+    code: 'request_timeout',
+    message: `The request body stopped arriving: nothing was received for ${Math.round(idleMs / 1000)} s.`,
+    // The rest of the body may still come; the connection cannot be reused.
+    headers: { connection: 'close' },
+  });
+
+/** `idleMs`: the longest silence allowed between two chunks of the body (0 = none). */
+export async function readBody(req: IncomingMessage, limitBytes: number, idleMs = 0): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) {
     req.resume();
     throw requestTooLarge(limitBytes);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limitBytes) {
-      req.resume();
-      throw requestTooLarge(limitBytes);
-    }
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let timer: NodeJS.Timeout | null = null;
+    const arm = () => {
+      if (idleMs <= 0) return;
+      if (timer) timer.refresh();
+      else timer = setTimeout(onSilence, idleMs);
+    };
+    const finish = (err: GatewayError | null, body?: Buffer) => {
+      if (timer) clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (err) reject(err);
+      else resolve(body as Buffer);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        req.resume();
+        finish(requestTooLarge(limitBytes));
+        return;
+      }
+      chunks.push(chunk);
+      arm();
+    };
+    const onEnd = () => finish(null, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    const onError = () => finish(badRequest('The request body could not be read.', 'invalid_body'));
+    const onAborted = onError;
+    const onSilence = () => {
+      // Stop reading: the answer goes out with `connection: close`, then the socket is released.
+      req.pause();
+      finish(bodyTimeout(idleMs));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+    arm();
+  });
 }
 
-export async function readJsonObject(req: IncomingMessage, limitBytes: number): Promise<{ json: Record<string, unknown>; text: string }> {
-  const buf = await readBody(req, limitBytes);
+/** Refuses values nested deeper than `max` without recursion (which a hostile body could overflow). */
+export function checkDepth(value: unknown, max = MAX_JSON_DEPTH): void {
+  if (value === null || typeof value !== 'object') return;
+  const stack: Array<{ v: object; d: number }> = [{ v: value, d: 1 }];
+  while (stack.length > 0) {
+    const { v, d } = stack.pop() as { v: object; d: number };
+    if (d > max) throw badRequest(`The JSON body is nested more than ${max} levels deep.`, 'invalid_json');
+    const children = Array.isArray(v) ? v : Object.values(v);
+    for (const c of children) if (c !== null && typeof c === 'object') stack.push({ v: c, d: d + 1 });
+  }
+}
+
+export async function readJsonObject(req: IncomingMessage, limitBytes: number, idleMs = 0): Promise<{ json: Record<string, unknown>; text: string }> {
+  const buf = await readBody(req, limitBytes, idleMs);
   if (buf.length === 0) throw badRequest('The request body is empty; send a JSON object.', 'invalid_json');
   const text = buf.toString('utf8');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw badRequest(`We could not parse the JSON body of your request: ${(err as Error).message}`, 'invalid_json');
+    const why = (err as Error).message;
+    throw badRequest(`We could not parse the JSON body of your request: ${why.length > 200 ? `${why.slice(0, 200)}…` : why}`, 'invalid_json');
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw badRequest('The request body must be a JSON object.', 'invalid_json');
   }
+  checkDepth(parsed);
   return { json: parsed as Record<string, unknown>, text };
 }

@@ -15,6 +15,8 @@ export interface RequestContext {
   abort: AbortController;
   /** Headers every response to this key carries (rate-limit state). */
   baseHeaders: Record<string, string>;
+  /** Set when a stopping gateway cut this call (the abort is ours, not the client's). */
+  cut?: boolean;
 }
 
 export const clientGone = (ctx: RequestContext): boolean => ctx.abort.signal.aborted;

@@ -17,8 +17,15 @@ import { handleEmbeddings } from './embeddings-handler.ts';
 import { handleAudio } from './audio-handler.ts';
 import { handleCompletions } from './completions-handler.ts';
 import { handleImages } from './images-handler.ts';
+import { SHUTDOWN_MESSAGE } from './inflight.ts';
+import type { InflightCalls } from './inflight.ts';
 import { handleGetModel, handleListModels } from './models-handler.ts';
 import { readBody, readJsonObject } from './read-body.ts';
+import { capCallRow } from '../storage/field-caps.ts';
+import { MAX_BODY_BYTES, truncateBody } from '../storage/audit-writer.ts';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
+import { queueWaitReporter } from '../upstream/queue-wait.ts';
+import { answerClientError } from './client-error.ts';
 import type { RequestContext } from './request-context.ts';
 import { newRequestId } from './request-id.ts';
 import { sendError, sendJson } from './respond.ts';
@@ -33,6 +40,8 @@ export interface ServerHooks {
   ui?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
   /** Every audit row, as it is queued. */
   onCall?: (row: CallRow) => void;
+  /** Model calls in flight, for a graceful stop. */
+  inflight?: InflightCalls;
 }
 
 export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}): Server {
@@ -44,6 +53,9 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       else res.destroy();
     });
   });
+  // Parser-level failures (bad request line, header overflow, header timeout) answer in the envelope, not Node's bare 400.
+  server.on('clientError', answerClientError);
+  const bodyMs = deps.settings.timeouts.bodyMs ?? DEFAULT_BODY_TIMEOUT_MS;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newRequestId();
@@ -69,7 +81,11 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     const match = matchRoute(method, path);
     switch (match.kind) {
       case 'call':
-        return modelCall(req, res, requestId, match.route, match.endpoint, cors);
+        // A call that waits for a pooled upstream connection says so: a header, and a log line.
+        return queueWaitReporter.run((waitedMs, origin) => {
+          if (!res.headersSent) res.setHeader('x-gateway-queued-ms', String(waitedMs));
+          console.error(`[gateway] ${requestId} waited ${waitedMs} ms for a connection to ${origin} (pool full)`);
+        }, () => modelCall(req, res, requestId, match.route, match.endpoint, cors));
       case 'plain':
         return plain(req, res, requestId, match.route, match.param, new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)), cors);
       case 'admin':
@@ -105,15 +121,21 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     let status = 200;
     let errorType: string | null = null;
     let errorMessage: string | null = null;
+    hooks.inflight?.enter(ctx);
     try {
+      if (hooks.inflight?.draining) {
+        res.setHeader('connection', 'close');
+        throw new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: 'The gateway is shutting down; retry in a moment.' });
+      }
       ctx.key = authenticate(req, deps.live);
       record.key = ctx.key;
       if (route === 'transcriptions' || route === 'translations') {
         // Multipart: the raw bytes are forwarded as sent; the handler reads the fields it routes on.
-        await handleAudio(ctx, route, await readBody(req, deps.settings.bodyLimitBytes));
+        await handleAudio(ctx, route, await readBody(req, deps.settings.bodyLimitBytes, bodyMs));
       } else {
-        const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes);
-        record.requestBody = text;
+        const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes, bodyMs);
+        // Cut before the secret scrubber reads it: the row keeps 64 KiB at most anyway.
+        record.requestBody = text.length > MAX_BODY_BYTES ? truncateBody(text) : text;
         record.stream = json.stream === true;
         if (route === 'chat') await handleChat(ctx, json);
         else if (route === 'completions') await handleCompletions(ctx, json);
@@ -122,7 +144,15 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       }
       if (record.outcome) ({ status, errorType, errorMessage } = record.outcome);
     } catch (err) {
-      if (err instanceof ClientGone || (ctx.abort.signal.aborted && !(err instanceof GatewayError) && !(err instanceof AttemptsFailed))) {
+      if (ctx.cut && (err instanceof ClientGone || ctx.abort.signal.aborted)) {
+        // Cut by a stopping gateway: the client is still there and gets an error, in the stream when it began.
+        status = 503;
+        errorType = 'api_error';
+        errorMessage = SHUTDOWN_MESSAGE;
+        const body = { error: { message: SHUTDOWN_MESSAGE, type: 'api_error', param: null, code: 'gateway_shutting_down' } };
+        if (!res.headersSent) sendJson(res, 503, body, { ...ctx.baseHeaders, 'x-request-id': requestId, connection: 'close' });
+        else if (!res.writableEnded && !res.destroyed) res.end(`data: ${JSON.stringify(body)}\n\n`);
+      } else if (err instanceof ClientGone || (ctx.abort.signal.aborted && !(err instanceof GatewayError) && !(err instanceof AttemptsFailed))) {
         status = 499;
         errorType = 'client_closed';
         errorMessage = 'The client closed the connection before the response was complete.';
@@ -137,9 +167,10 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         errorMessage = ge.message;
       }
     } finally {
-      const row = record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion());
+      const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
       deps.store.audit.record(row);
       hooks.onCall?.(row);
+      hooks.inflight?.leave(ctx);
     }
   }
 

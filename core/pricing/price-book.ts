@@ -5,8 +5,8 @@
  * genai-prices matches the model id against every pattern of a provider on each `calcPrice` call
  * (tens of µs warm, hundreds on a model's first call), so each (provider type, preset, model) is
  * resolved once and kept; the hot path is then a few Map lookups (~100 ns). Only a model's
- * time-dependent rates (DeepSeek's off-peak hours, announced price changes) are re-picked per call,
- * from a short precompiled list.
+ * dated rates (announced price changes) are re-picked per call, from a short precompiled list;
+ * time-of-day discounts are stale data and ignored (see `toResolved`).
  *
  * The preset mapping is kept here rather than read from `providers/presets.ts`: pricing needs to
  * tell a local server (ollama, lmstudio: unpriced) from an unknown host (vllm: infer from the name).
@@ -17,13 +17,16 @@ import { dirname, join } from 'node:path';
 import { calcPrice } from '@pydantic/genai-prices';
 import type { ConditionalPrice, ModelInfo, ModelPrice as BundledPrice } from '@pydantic/genai-prices';
 import type { ProviderType } from '../providers/types.ts';
-import type { ModelPrice, UserPrice } from './price.ts';
+import { BUILTIN_PRICES, DEFAULT_SERVICE_TIERS } from './builtin-prices.ts';
+import { modelOutputLimit } from './output-limits.ts';
+import type { ModelPrice, PriceTier, UserPrice } from './price.ts';
 
 const DEMO_PRICE: ModelPrice = Object.freeze({
   inputPerMTok: 1,
   outputPerMTok: 2,
   cacheReadPerMTok: null,
   cacheWritePerMTok: null,
+  maxOutputTokens: 4_096,
   source: 'demo',
 });
 const DEMO_MODELS: ReadonlySet<string> = new Set(['demo-chat', 'demo-embedding']);
@@ -111,23 +114,7 @@ export class PriceBook {
    */
   setUserPrices(map: Record<string, UserPrice>): void {
     const next = new Map<string, ModelPrice>();
-    for (const [model, p] of Object.entries(map)) {
-      for (const v of [p.inputPerMTok, p.outputPerMTok, p.cacheReadPerMTok ?? 0, p.cacheWritePerMTok ?? 0]) {
-        if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
-          throw new RangeError(`price for ${model}: rates must be finite numbers >= 0`);
-        }
-      }
-      next.set(
-        model,
-        Object.freeze({
-          inputPerMTok: p.inputPerMTok,
-          outputPerMTok: p.outputPerMTok,
-          cacheReadPerMTok: p.cacheReadPerMTok ?? null,
-          cacheWritePerMTok: p.cacheWritePerMTok ?? null,
-          source: 'user' as const,
-        }),
-      );
-    }
+    for (const [model, p] of Object.entries(map)) next.set(model, userPrice(model, p));
     this.#user = next;
     this.#clearCache();
   }
@@ -151,6 +138,9 @@ export class PriceBook {
     const user = this.#user.get(model);
     if (user) return user;
     if (providerType === 'demo') return DEMO_MODELS.has(model) ? DEMO_PRICE : null;
+    const builtinHost = providerType === 'openai-compatible' ? preset : providerType;
+    const builtin = builtinHost === null ? undefined : BUILTIN_PRICES[builtinHost]?.[model];
+    if (builtin) return builtin;
 
     let host: string | null | undefined = TYPE_TO_BUNDLED[providerType];
     if (providerType === 'openai-compatible' && preset !== null && Object.hasOwn(PRESET_TO_BUNDLED, preset)) {
@@ -195,8 +185,42 @@ export class PriceBook {
       // calcPrice validates the model's price keys as it computes; a malformed entry is simply unpriced.
       return null;
     }
-    return toResolved(info);
+    return toResolved(info, model);
   }
+}
+
+function userPrice(model: string, p: UserPrice): ModelPrice {
+  const check = (v: unknown): void => {
+    if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) {
+      throw new RangeError(`price for ${model}: rates must be finite numbers >= 0`);
+    }
+  };
+  for (const v of [p.inputPerMTok, p.outputPerMTok]) if (typeof v !== 'number') throw new RangeError(`price for ${model}: rates must be finite numbers >= 0`);
+  for (const [k, v] of Object.entries(p)) {
+    if (k === 'perImageUsd' || k === 'serviceTierMultipliers') for (const x of Object.values((v ?? {}) as Record<string, unknown>)) check(x);
+    else check(v);
+  }
+  const tiers: PriceTier[] | undefined =
+    p.tierAbove != null && (p.tierInputPerMTok != null || p.tierOutputPerMTok != null)
+      ? [{ above: p.tierAbove, inputPerMTok: p.tierInputPerMTok ?? p.inputPerMTok, outputPerMTok: p.tierOutputPerMTok ?? p.outputPerMTok, cacheReadPerMTok: p.cacheReadPerMTok ?? null, cacheWritePerMTok: p.cacheWritePerMTok ?? null, cacheWrite1hPerMTok: p.cacheWrite1hPerMTok ?? null }]
+      : undefined;
+  return Object.freeze({
+    inputPerMTok: p.inputPerMTok,
+    outputPerMTok: p.outputPerMTok,
+    cacheReadPerMTok: p.cacheReadPerMTok ?? null,
+    cacheWritePerMTok: p.cacheWritePerMTok ?? null,
+    cacheWrite1hPerMTok: p.cacheWrite1hPerMTok ?? null,
+    ...(tiers ? { tiers } : {}),
+    audioInputPerMTok: p.audioInputPerMTok ?? null,
+    audioOutputPerMTok: p.audioOutputPerMTok ?? null,
+    imageInputPerMTok: p.imageInputPerMTok ?? null,
+    imageOutputPerMTok: p.imageOutputPerMTok ?? null,
+    perMinuteUsd: p.perMinuteUsd ?? null,
+    perImageUsd: p.perImageUsd ?? null,
+    serviceTierMultipliers: p.serviceTierMultipliers ?? DEFAULT_SERVICE_TIERS,
+    maxOutputTokens: p.maxOutputTokens ?? modelOutputLimit(model),
+    source: 'user' as const,
+  });
 }
 
 /** Mirrors genai-prices' own rule: the last rule whose constraint holds wins; the first is the fallback. */
@@ -208,12 +232,17 @@ function pick(s: Schedule, atMs: number): ModelPrice {
   return s.rules[0].price;
 }
 
-function toResolved(info: ModelInfo): Resolved {
-  if (!Array.isArray(info.prices)) return flatten(info.prices);
+function toResolved(info: ModelInfo, model: string): Resolved {
+  const extra = { contextWindow: info.context_window ?? null, maxOutputTokens: modelOutputLimit(model) };
+  if (!Array.isArray(info.prices)) return flatten(info.prices, extra);
   const conditional: ConditionalPrice[] = info.prices;
+  // A time-of-day rule is a night discount over a standard daytime price (DeepSeek's, ended in
+  // September 2025, still in the bundled data): the standard price now applies at every hour.
+  const daytime = conditional.find((c) => c.constraint?.type === 'time_of_date');
+  if (daytime) return flatten(daytime.prices, extra);
   const rules: { applies: ((atMs: number) => boolean) | null; price: ModelPrice }[] = [];
   for (const c of conditional) {
-    const price = flatten(c.prices);
+    const price = flatten(c.prices, extra);
     const applies = c.constraint === undefined ? null : compileConstraint(c.constraint);
     // A rule we cannot price or parse is skipped: better the neighbouring rate than no price at all.
     if (price !== null && applies !== undefined) rules.push({ applies, price });
@@ -251,25 +280,52 @@ function secondOfDay(t: string): number | null {
 }
 
 /**
- * genai-prices' record → our four rates. Tiered rates (Gemini Pro, Claude Sonnet 4.5 and GPT-5.4+
- * above ~200k-272k prompt tokens) are flattened to the base tier: the long-context surcharge is
- * rare and would need the prompt size at lookup time, which the cached price cannot depend on.
- * Anthropic's separate 1-hour cache-write rate is not used: usage does not say which TTL was written.
+ * genai-prices' record → our price: the base token rates, the long-context tiers (a tier applies to
+ * every token of a call whose prompt is above its start, as genai-prices and the providers count),
+ * 1-hour cache writes, audio and image token rates, and per-hour audio prices as per-minute ones.
  */
-function flatten(p: BundledPrice): ModelPrice | null {
+function flatten(p: BundledPrice, extra: { contextWindow: number | null; maxOutputTokens: number }): ModelPrice | null {
   const input = rate(p.input_mtok);
   const output = rate(p.output_mtok);
-  if (input === undefined && output === undefined) {
+  const hours = rate(p.input_audio_hours) ?? rate(p.audio_hours);
+  if (input === undefined && output === undefined && hours === undefined) {
     // `{}` is genai-prices' way of saying free (`:free` variants, moderation). A record that only
-    // has non-token units (audio hours, pages) cannot price tokens at all.
+    // has other units (pages, searches) cannot price what the gateway serves.
     const hasOtherUnits = Object.values(p).some((v) => v !== undefined);
     if (hasOtherUnits) return null;
   }
+  const starts = new Set<number>();
+  for (const v of Object.values(p)) if (v !== undefined && typeof v === 'object') for (const t of v.tiers) starts.add(t.start);
+  const at = (v: BundledPrice[string], start: number): number | undefined => {
+    if (typeof v === 'number' || v === undefined) return v;
+    let r = v.base;
+    for (const t of v.tiers) if (start >= t.start) r = t.price;
+    return r;
+  };
+  const tiers: PriceTier[] = [...starts].sort((a, b) => a - b).map((start) => ({
+    above: start,
+    inputPerMTok: at(p.input_mtok, start) ?? 0,
+    outputPerMTok: at(p.output_mtok, start) ?? 0,
+    cacheReadPerMTok: at(p.cache_read_mtok, start) ?? null,
+    cacheWritePerMTok: at(p.cache_write_mtok ?? p.cache_write_5m_mtok, start) ?? null,
+    cacheWrite1hPerMTok: at(p.cache_write_1h_mtok, start) ?? null,
+  }));
   return Object.freeze({
     inputPerMTok: input ?? 0,
     outputPerMTok: output ?? 0,
     cacheReadPerMTok: rate(p.cache_read_mtok) ?? null,
-    cacheWritePerMTok: rate(p.cache_write_mtok) ?? null,
+    cacheWritePerMTok: rate(p.cache_write_mtok ?? p.cache_write_5m_mtok) ?? null,
+    cacheWrite1hPerMTok: rate(p.cache_write_1h_mtok) ?? null,
+    ...(tiers.length > 0 ? { tiers } : {}),
+    audioInputPerMTok: rate(p.input_audio_mtok) ?? null,
+    audioOutputPerMTok: rate(p.output_audio_mtok) ?? null,
+    audioCacheReadPerMTok: rate(p.cache_audio_read_mtok) ?? null,
+    imageInputPerMTok: rate(p.input_image_mtok) ?? null,
+    imageOutputPerMTok: rate(p.output_image_mtok) ?? null,
+    perMinuteUsd: hours === undefined ? null : hours / 60,
+    serviceTierMultipliers: DEFAULT_SERVICE_TIERS,
+    maxOutputTokens: extra.contextWindow !== null ? Math.min(extra.maxOutputTokens, extra.contextWindow) : extra.maxOutputTokens,
+    contextWindow: extra.contextWindow,
     source: 'bundled' as const,
   });
 }

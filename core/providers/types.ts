@@ -91,6 +91,8 @@ export interface StreamTranslator {
   push(event: SseEvent): StreamPiece[];
   /** Called when the upstream connection closed; returns anything still pending. */
   finish(): StreamPiece[];
+  /** The usage the stream reported so far (Anthropic's `message_start`, Gemini's last `usageMetadata`), to bill a cut stream. */
+  usageSoFar?(): Usage | null;
 }
 
 export interface EmbeddingsResult {

@@ -4,9 +4,11 @@
  * allows twice the limit across a boundary). Pure: no I/O, time from the injectable clock.
  *
  * - `check` decides one new request. A request counts (against RPM) only when allowed.
- * - Tokens are counted after the call (`recordTokens`); TPM denies new requests once the tokens in the
- *   window reach the limit. In-flight calls are not reserved, so concurrent calls may overshoot TPM by
- *   what they use; the next request is then refused until enough tokens leave the window.
+ * - Tokens are reserved at admission, the way OpenAI's own limiter counts a request (prompt estimate
+ *   plus `max_tokens` times `n`): `check(..., reserveTokens)` admits a request only when the window's
+ *   tokens plus its reservation fit the limit (a reservation larger than the whole limit is cut to it,
+ *   so such a call runs alone in an otherwise empty window). After the call, `recordTokens` counts what
+ *   it really used and `release` drops the reservation, so concurrent calls cannot overshoot together.
  * - A limit that is null/undefined is no limit; a limit <= 0 refuses everything (retry after 60 s).
  * - `retryAfterMs` (when refused) is the time until the request WOULD be allowed: the moment enough
  *   requests/tokens leave the window.
@@ -25,6 +27,8 @@ export interface RateLimits {
 
 export interface RateDecision {
   allowed: boolean;
+  /** The tokens held for this request until `release` (null when none were reserved). */
+  reservation: TokenReservation | null;
   /** 0 when allowed; otherwise ms until this request would be allowed. */
   retryAfterMs: number;
   headers: Record<string, string>;
@@ -36,11 +40,21 @@ export interface RateLimiterOptions {
   windowMs?: number;
 }
 
+/** A token entry of a request in flight; `release` zeroes it. */
+export interface TokenReservation {
+  readonly keyId: string;
+}
+
+interface TokenEntry extends TokenReservation {
+  t: number;
+  n: number;
+}
+
 interface KeyWindow {
   /** Timestamps of counted requests, ascending. */
   requests: number[];
   /** Token records, ascending by time. */
-  tokens: { t: number; n: number }[];
+  tokens: TokenEntry[];
   tokenSum: number;
 }
 
@@ -55,21 +69,33 @@ export class RateLimiter {
     this.windowMs = opts.windowMs ?? 60_000;
   }
 
-  check(keyId: string, limits: RateLimits): RateDecision {
-    return this.#decide(keyId, limits, true);
+  /** Decides one request; when allowed it counts against RPM and, with a TPM limit, holds `reserveTokens`. */
+  check(keyId: string, limits: RateLimits, reserveTokens = 0): RateDecision {
+    return this.#decide(keyId, limits, true, reserveTokens);
   }
 
   /** The same answer and headers as `check`, without counting a request (for calls that are not model calls). */
   peek(keyId: string, limits: RateLimits): RateDecision {
-    return this.#decide(keyId, limits, false);
+    return this.#decide(keyId, limits, false, 0);
   }
 
-  #decide(keyId: string, limits: RateLimits, consume: boolean): RateDecision {
+  /** Drops a reservation (the call ended; `recordTokens` counts what it really used). Idempotent. */
+  release(r: TokenReservation | null): void {
+    if (r === null) return;
+    const e = r as TokenEntry;
+    if (e.n === 0) return;
+    const w = this.#keys.get(e.keyId);
+    if (w !== undefined && w.tokens.includes(e)) w.tokenSum = Math.max(0, w.tokenSum - e.n);
+    e.n = 0;
+  }
+
+  #decide(keyId: string, limits: RateLimits, consume: boolean, reserveTokens: number): RateDecision {
     const now = this.#clock.now();
     this.#sweep(now);
     const rpm = limits.rpm ?? null;
     const tpm = limits.tpm ?? null;
-    if (rpm === null && tpm === null) return { allowed: true, retryAfterMs: 0, headers: {} };
+    if (rpm === null && tpm === null) return { allowed: true, retryAfterMs: 0, headers: {}, reservation: null };
+    const reserve = tpm !== null && tpm > 0 && Number.isFinite(reserveTokens) && reserveTokens > 0 ? Math.min(Math.ceil(reserveTokens), tpm) : 0;
 
     const w = this.#window(keyId, now);
     let wait = 0;
@@ -77,9 +103,15 @@ export class RateLimiter {
       // Allowed once the count drops to rpm - 1: when the entry at index length - rpm expires.
       wait = Math.max(wait, rpm <= 0 ? this.windowMs : w.requests[w.requests.length - rpm] + this.windowMs - now);
     }
-    if (tpm !== null && w.tokenSum >= tpm) wait = Math.max(wait, this.#tokenWait(w, tpm, now));
+    if (tpm !== null && (w.tokenSum >= tpm || w.tokenSum + reserve > tpm)) wait = Math.max(wait, this.#tokenWait(w, tpm - reserve, reserve === 0, now));
     const allowed = wait === 0;
     if (consume && allowed && rpm !== null) w.requests.push(now);
+    let reservation: TokenEntry | null = null;
+    if (consume && allowed && reserve > 0) {
+      reservation = { keyId, t: now, n: reserve };
+      w.tokens.push(reservation);
+      w.tokenSum += reserve;
+    }
 
     const headers: Record<string, string> = {};
     if (rpm !== null) {
@@ -93,7 +125,7 @@ export class RateLimiter {
       headers['x-ratelimit-reset-tokens'] = formatDuration(this.#until(w.tokens.at(-1)?.t, now));
     }
     if (w.requests.length === 0 && w.tokens.length === 0) this.#keys.delete(keyId);
-    return { allowed, retryAfterMs: Math.ceil(wait), headers };
+    return { allowed, retryAfterMs: Math.ceil(wait), headers, reservation };
   }
 
   /** Count the tokens a finished call used (prompt + completion). Ignores non-positive values. */
@@ -101,8 +133,8 @@ export class RateLimiter {
     if (!Number.isFinite(tokens) || tokens <= 0) return;
     const now = this.#clock.now();
     const w = this.#window(keyId, now);
-    w.tokens.push({ t: now, n: tokens });
-    w.tokenSum += tokens;
+    w.tokens.push({ keyId, t: now, n: Math.min(tokens, 1e9) });
+    w.tokenSum += Math.min(tokens, 1e9);
   }
 
   /** Forget a key's window (deleted or rotated key), or every key's. */
@@ -134,13 +166,16 @@ export class RateLimiter {
     if (w.tokens.length === 0) w.tokenSum = 0; // no float drift once empty
   }
 
-  /** Ms until enough token records leave the window for the sum to drop below `tpm`. */
-  #tokenWait(w: KeyWindow, tpm: number, now: number): number {
-    if (tpm <= 0) return this.windowMs;
+  /**
+   * Ms until enough token records leave the window for the sum to drop to `room` (below it when no
+   * reservation is asked). Reservations of calls in flight usually leave earlier, when they settle.
+   */
+  #tokenWait(w: KeyWindow, room: number, strict: boolean, now: number): number {
+    if (room < 0 || (strict && room === 0)) return this.windowMs;
     let sum = w.tokenSum;
     for (const rec of w.tokens) {
       sum -= rec.n;
-      if (sum < tpm) return rec.t + this.windowMs - now;
+      if (strict ? sum < room : sum <= room) return Math.max(1, rec.t + this.windowMs - now);
     }
     return this.windowMs; // unreachable: the sum reaches 0 < tpm
   }

@@ -183,7 +183,7 @@ export function usageSummary(db: Database, options: UsageSummaryOptions): UsageS
            TOTAL(c.reasoning_tokens) AS reasoning_tokens,
            TOTAL(c.cost_usd) AS cost_usd,
            SUM(c.status >= 400) AS errors,
-           SUM(c.pricing = 'unpriced') AS unpriced
+           SUM(c.pricing = 'unpriced' AND c.price_version IS NOT NULL) AS unpriced
     FROM calls c ${options.by === 'key' ? 'LEFT JOIN keys k ON k.id = c.key_id' : ''}
     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     GROUP BY ${groupBy}
@@ -216,6 +216,27 @@ export function spendTotals(db: Database, range: { todayStartMs: number; monthSt
     `SELECT TOTAL(CASE WHEN time >= @today THEN cost_usd END) AS today,
             TOTAL(CASE WHEN time >= @month THEN cost_usd END) AS month
      FROM calls WHERE time >= MIN(@today, @month)`,
+  ).get({ today: range.todayStartMs, month: range.monthStartMs });
+  return { todayUsd: row?.today ?? 0, monthUsd: row?.month ?? 0 };
+}
+
+/** Spend (USD) since a local midnight, from the running totals: by key id ('' = no key) or by provider. */
+export function spendSinceBy(db: Database, by: 'key' | 'provider', sinceDayStartMs: number): Map<string, number> {
+  const column = by === 'key' ? 'key_id' : 'provider';
+  const rows = prepared<[number], { k: string; spent: number }>(
+    db,
+    `SELECT ${column} AS k, TOTAL(cost_usd) AS spent FROM spend_daily WHERE day_start >= ? GROUP BY ${column}`,
+  ).all(sinceDayStartMs);
+  return new Map(rows.map((r) => [r.k, r.spent]));
+}
+
+/** Today's and this month's spend from the running totals; both starts are local midnights. */
+export function spendTotalsFromDaily(db: Database, range: { todayStartMs: number; monthStartMs: number }): SpendTotals {
+  const row = prepared<[{ today: number; month: number }], { today: number; month: number }>(
+    db,
+    `SELECT TOTAL(CASE WHEN day_start >= @today THEN cost_usd END) AS today,
+            TOTAL(CASE WHEN day_start >= @month THEN cost_usd END) AS month
+     FROM spend_daily WHERE day_start >= MIN(@today, @month)`,
   ).get({ today: range.todayStartMs, month: range.monthStartMs });
   return { todayUsd: row?.today ?? 0, monthUsd: row?.month ?? 0 };
 }

@@ -5,6 +5,8 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from './db.ts';
+import { Retention } from './retention.ts';
+import type { RetentionOptions } from './retention.ts';
 
 export type Pricing = 'priced' | 'estimated' | 'unpriced';
 
@@ -57,6 +59,8 @@ export interface AuditWriterOptions {
   /** Rows held in memory at most while the database cannot be written; newer rows are dropped beyond it. */
   maxQueue?: number;
   maxBodyBytes?: number;
+  /** Retention enforced after writes (the server's `audit` settings); none when absent. */
+  retention?: RetentionOptions;
   /** Told about write failures (the writer never throws from its timer). Defaults to a process warning. */
   onError?: (error: unknown) => void;
 }
@@ -100,8 +104,10 @@ export class AuditWriter {
   private immediate: NodeJS.Immediate | null = null;
   private closed = false;
   private readonly counters = { written: 0, transactions: 0, dropped: 0 };
+  private readonly retention: Retention | null;
 
   constructor(db: Database, options: AuditWriterOptions = {}) {
+    this.retention = options.retention ? new Retention(db, options.retention) : null;
     this.flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
     this.maxBatch = Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH);
     this.maxQueue = Math.max(this.maxBatch, options.maxQueue ?? DEFAULT_MAX_QUEUE);
@@ -166,6 +172,13 @@ export class AuditWriter {
       }
     }
     this.counters.written += written;
+    if (this.retention && written > 0) {
+      try {
+        this.retention.afterWrite(written);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
     return written;
   }
 

@@ -3,9 +3,11 @@
  * timeouts are explicit per request because undici's defaults (300 s) fit none of ours.
  * Policy (which failure fails over, retries) lives in core/routing, not here.
  */
-import { Agent, request } from 'undici';
+import { Agent, Pool, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { UpstreamRequest } from '../providers/types.ts';
+import { ConnectionGate, QueueTimeout } from './connection-gate.ts';
+import { queueWaitReporter } from './queue-wait.ts';
 
 export interface Timeouts {
   connectMs: number;
@@ -35,20 +37,59 @@ export interface UpstreamResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
+export interface PoolOptions {
+  /** Connections per origin unless `byOrigin` says otherwise. */
+  connections: number;
+  /** Longest wait for a free connection; then the call fails as a timeout (failover, else a 504 the SDKs retry). */
+  queueTimeoutMs: number;
+}
+
+export const DEFAULT_POOL: PoolOptions = { connections: 256, queueTimeoutMs: 30_000 };
+
 export class Transport {
   private readonly agent: Agent;
+  private readonly pool: PoolOptions;
+  private readonly gates = new Map<string, ConnectionGate>();
+  private sizes = new Map<string, number>();
 
-  constructor(connectTimeoutMs: number) {
+  constructor(connectTimeoutMs: number, pool: PoolOptions = DEFAULT_POOL) {
+    this.pool = pool;
     this.agent = new Agent({
       connect: { timeout: connectTimeoutMs },
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
-      connections: 128,
       pipelining: 1,
+      // The gate keeps calls per origin at the pool's size, so undici's own (silent, unbounded) queue stays empty.
+      factory: (origin, opts) => new Pool(origin, { ...opts, connections: this.sizeFor(String(origin)) }),
     });
   }
 
+  /** Pool sizes by origin (`https://api.openai.com`), from each provider's setting; others get the default. */
+  setPoolSizes(sizes: Map<string, number>): void {
+    this.sizes = sizes;
+    for (const [origin, gate] of this.gates) gate.setLimit(this.sizeFor(origin));
+  }
+
+  poolStats(): Record<string, { active: number; waiting: number; limit: number }> {
+    return Object.fromEntries([...this.gates].map(([origin, gate]) => [origin, gate.stats()]));
+  }
+
   async send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortSignal): Promise<UpstreamResponse> {
+    const gate = this.gateFor(req.url);
+    let waited: number;
+    try {
+      waited = await gate.acquire(signal);
+    } catch (err) {
+      if (err instanceof QueueTimeout) throw new TransportError('timeout', 'GATEWAY_POOL_QUEUE_TIMEOUT', err.message);
+      throw classifyTransportError(err);
+    }
+    if (waited > 0) queueWaitReporter.getStore()?.(waited, gate.origin);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      gate.release();
+    };
     try {
       const res = await request(req.url, {
         dispatcher: this.agent,
@@ -59,10 +100,34 @@ export class Transport {
         headersTimeout: timeouts.headersMs,
         bodyTimeout: timeouts.idleMs,
       });
+      // The connection is busy until its body is read to the end, fails or is dropped.
+      res.body.once('close', release);
+      res.body.once('end', release);
+      res.body.once('error', release);
       return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
+      release();
       throw classifyTransportError(err);
     }
+  }
+
+  private sizeFor(origin: string): number {
+    return this.sizes.get(origin) ?? this.pool.connections;
+  }
+
+  private gateFor(url: string): ConnectionGate {
+    let origin: string;
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      origin = url;
+    }
+    let gate = this.gates.get(origin);
+    if (!gate) {
+      gate = new ConnectionGate(origin, this.sizeFor(origin), this.pool.queueTimeoutMs);
+      this.gates.set(origin, gate);
+    }
+    return gate;
   }
 
   close(): Promise<void> {

@@ -47,6 +47,11 @@ export interface FakeOptions {
   usageOnEveryChunk?: boolean;
   /** When set, requests without this key get the provider's 401. */
   requireKey?: string;
+  /**
+   * OpenAI fakes: answer this many words (tokens) when the request allows it: a model that uses all
+   * the output it may (up to `max_tokens`, or this when the request names none). Off: the short echo.
+   */
+  longAnswers?: number;
 }
 
 export interface FakeUpstream {

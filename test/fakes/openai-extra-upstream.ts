@@ -121,6 +121,7 @@ interface CompletionBody {
   stream?: boolean;
   stream_options?: { include_usage?: boolean } | null;
   max_tokens?: number;
+  n?: number;
   echo?: boolean;
 }
 
@@ -139,7 +140,17 @@ async function completions(x: Exchange): Promise<void> {
   if (x.options.rejectStreamOptions && 'stream_options' in body) {
     return x.json(400, openaiError('Unrecognized request argument supplied: stream_options', 'invalid_request_error', 'stream_options'));
   }
-  const { prompts, texts } = completionTexts(body.prompt);
+  const echoed = completionTexts(body.prompt);
+  const prompts = echoed.prompts;
+  // A talkative model (`longAnswers`) and `max_tokens` cut each completion; `n` completions per prompt.
+  const n = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;
+  const texts = echoed.texts.flatMap((t) => {
+    let text = t;
+    const pad = x.options.longAnswers;
+    if (pad !== undefined && countWords(text) < pad) text += ' lorem'.repeat(pad - countWords(text));
+    if (typeof body.max_tokens === 'number' && countWords(text) > body.max_tokens) text = splitWords(text).slice(0, body.max_tokens).join('').trimEnd();
+    return Array.from({ length: n }, () => text);
+  });
   const promptTokens = prompts.reduce((n, p) => n + countWords(p), 0);
   const completionTokens = texts.reduce((n, t) => n + countWords(t), 0);
   const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };

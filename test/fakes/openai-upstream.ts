@@ -85,6 +85,7 @@ interface ChatBody {
   response_format?: { type?: string };
   max_tokens?: number | null;
   max_completion_tokens?: number | null;
+  n?: number | null;
 }
 
 function contentText(content: ChatMessage['content']): string {
@@ -157,11 +158,13 @@ async function chat(x: Exchange): Promise<void> {
   if (x.options.rejectStreamOptions && 'stream_options' in body) {
     return x.json(400, openaiError('Unrecognized request argument supplied: stream_options', 'invalid_request_error', 'stream_options'));
   }
-  const reply = runScenario(toScenario(body));
+  const reply = runScenario({ ...toScenario(body), padToWords: x.options.longAnswers });
+  // `n` choices, each the same reply: the completion tokens count once per choice, as OpenAI bills them.
+  const n = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;
   const id = `chatcmpl-${randomBytes(12).toString('hex')}`;
   const created = Math.floor(Date.now() / 1000);
   const callId = `call_${randomBytes(12).toString('hex')}`;
-  if (body.stream === true) return x.sse(streamEvents(body, reply, x.options, { id, created, callId }));
+  if (body.stream === true) return x.sse(streamEvents(body, reply, x.options, { id, created, callId }, n));
 
   const message = reply.toolCall
     ? {
@@ -177,8 +180,8 @@ async function chat(x: Exchange): Promise<void> {
     object: 'chat.completion',
     created,
     model: body.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: reply.finish }],
-    ...(x.options.omitUsage ? {} : { usage: openaiUsage(reply, x.options) }),
+    choices: Array.from({ length: n }, (_, index) => ({ index, message, logprobs: null, finish_reason: reply.finish })),
+    ...(x.options.omitUsage ? {} : { usage: openaiUsage({ ...reply, completionTokens: reply.completionTokens * n }, x.options) }),
     service_tier: 'default',
     system_fingerprint: 'fp_fake',
   });
@@ -189,6 +192,7 @@ function streamEvents(
   reply: ScenarioReply,
   options: FakeOptions,
   ids: { id: string; created: number; callId: string },
+  n = 1,
 ): SseEvent[] {
   const base = { id: ids.id, object: 'chat.completion.chunk', created: ids.created, model: body.model, system_fingerprint: 'fp_fake' };
   const nullUsage = options.usageOnEveryChunk ? { usage: null } : {};
@@ -207,10 +211,14 @@ function streamEvents(
   } else {
     events.push(chunk({ role: 'assistant', content: '', refusal: null }));
     for (const piece of reply.pieces) events.push(chunk({ content: piece }));
+    // Further choices (n > 1) stream after the first, each under its own index.
+    for (let index = 1; index < n; index++) {
+      for (const piece of reply.pieces) events.push(JSON.stringify({ ...base, choices: [{ index, delta: { content: piece }, logprobs: null, finish_reason: null }], ...nullUsage }));
+    }
   }
 
   const wantsUsage = body.stream_options?.include_usage === true && !options.omitUsage;
-  const usage = openaiUsage(reply, options);
+  const usage = openaiUsage({ ...reply, completionTokens: reply.completionTokens * n }, options);
   if (wantsUsage && options.usageOnFinishChunk) {
     events.push(chunk({}, reply.finish, { usage }));
   } else {

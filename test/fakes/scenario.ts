@@ -36,6 +36,11 @@ export interface ScenarioInput {
   toolNames: string[];
   json: boolean;
   maxTokens?: number;
+  /**
+   * A talkative model: the reply is padded with filler words up to this many before `maxTokens`
+   * applies, so a request without `max_tokens` gets a long answer, as a real model may give.
+   */
+  padToWords?: number;
 }
 
 export interface ScenarioToolCall {
@@ -114,6 +119,10 @@ export function runScenario(input: ScenarioInput): ScenarioReply {
   }
   if (input.system !== undefined && !input.json) text = `[sys:${input.system.slice(0, 20)}] ${text}`;
 
+  if (input.padToWords !== undefined && !input.json) {
+    const missing = input.padToWords - countWords(text);
+    if (missing > 0) text += ' lorem'.repeat(missing);
+  }
   let finish: ScenarioFinish = 'stop';
   if (input.maxTokens !== undefined && countWords(text) > input.maxTokens) {
     text = truncateWords(text, input.maxTokens);

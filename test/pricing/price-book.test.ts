@@ -21,14 +21,14 @@ describe('bundled prices', () => {
 
   it('plain input/output: gpt-4.1 at $2 / $8', () => {
     const p = book.lookup('openai', null, 'gpt-4.1');
-    expect(p).toEqual({ inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5, cacheWritePerMTok: null, source: 'bundled' });
+    expect(p).toMatchObject({ inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5, cacheWritePerMTok: null, source: 'bundled' });
     // 1000 × 2 + 500 × 8 = 6000 µ$
     expect(costOf(usage({ inputTokens: 1000, outputTokens: 500 }), p!)).toBeCloseTo(0.006, 12);
   });
 
   it('OpenAI cached tokens: gpt-4o reads at $1.25 instead of $2.50', () => {
     const p = book.lookup('openai', null, 'gpt-4o');
-    expect(p).toEqual({ inputPerMTok: 2.5, outputPerMTok: 10, cacheReadPerMTok: 1.25, cacheWritePerMTok: null, source: 'bundled' });
+    expect(p).toMatchObject({ inputPerMTok: 2.5, outputPerMTok: 10, cacheReadPerMTok: 1.25, cacheWritePerMTok: null, source: 'bundled' });
     // prompt 10 000 of which 8000 cached: 2000 × 2.5 + 8000 × 1.25 + 200 × 10 = 5000 + 10 000 + 2000 µ$
     const u = usage({ inputTokens: 10_000, cacheReadTokens: 8000, outputTokens: 200 });
     expect(costOf(u, p!)).toBeCloseTo(0.017, 12);
@@ -43,7 +43,7 @@ describe('bundled prices', () => {
 
   it('Anthropic cache write + read: claude-sonnet-4-5 (base tier of its tiered rates)', () => {
     const p = book.lookup('anthropic', null, 'claude-sonnet-4-5-20250929');
-    expect(p).toEqual({ inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75, source: 'bundled' });
+    expect(p).toMatchObject({ inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75, source: 'bundled' });
     // input 5000 = 1000 uncached + 1000 written + 3000 read; output 400
     // 1000 × 3 + 1000 × 3.75 + 3000 × 0.3 + 400 × 15 = 3000 + 3750 + 900 + 6000 µ$
     const u = usage({ inputTokens: 5000, cacheWriteTokens: 1000, cacheReadTokens: 3000, outputTokens: 400 });
@@ -53,12 +53,12 @@ describe('bundled prices', () => {
 
   it('reasoning tokens are billed as output: o4-mini and gemini-2.5-flash', () => {
     const o4 = book.lookup('openai', null, 'o4-mini');
-    expect(o4).toEqual({ inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275, cacheWritePerMTok: null, source: 'bundled' });
+    expect(o4).toMatchObject({ inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275, cacheWritePerMTok: null, source: 'bundled' });
     // 1000 × 1.1 + 3000 × 4.4 (of which 2500 reasoning) = 1100 + 13 200 µ$
     expect(costOf(usage({ inputTokens: 1000, outputTokens: 3000, reasoningTokens: 2500 }), o4!)).toBeCloseTo(0.0143, 12);
 
     const flash = book.lookup('gemini', null, 'gemini-2.5-flash');
-    expect(flash).toEqual({ inputPerMTok: 0.3, outputPerMTok: 2.5, cacheReadPerMTok: 0.03, cacheWritePerMTok: null, source: 'bundled' });
+    expect(flash).toMatchObject({ inputPerMTok: 0.3, outputPerMTok: 2.5, cacheReadPerMTok: 0.03, cacheWritePerMTok: null, source: 'bundled' });
     // 2000 × 0.3 + 1500 × 2.5 (1200 of them thinking) = 600 + 3750 µ$
     expect(costOf(usage({ inputTokens: 2000, outputTokens: 1500, reasoningTokens: 1200 }), flash!)).toBeCloseTo(0.00435, 12);
   });
@@ -86,7 +86,8 @@ describe('provider mapping', () => {
   it('maps native types and presets to genai-prices providers', () => {
     expect(book.lookup('gemini', null, 'gemini-2.5-pro')).toMatchObject({ inputPerMTok: 1.25, outputPerMTok: 10, cacheReadPerMTok: 0.125 });
     expect(book.lookup('azure', null, 'gpt-4o')).toMatchObject({ inputPerMTok: 2.5, outputPerMTok: 10 });
-    expect(book.lookup('openai-compatible', 'deepseek', 'deepseek-chat', new Date('2026-01-01T12:00:00Z'))).toMatchObject({ inputPerMTok: 0.27, outputPerMTok: 1.1 });
+    // DeepSeek's current single price (V3.2, since September 2025), not the bundled stale schedule.
+    expect(book.lookup('openai-compatible', 'deepseek', 'deepseek-chat', new Date('2026-01-01T12:00:00Z'))).toMatchObject({ inputPerMTok: 0.28, outputPerMTok: 0.42, cacheReadPerMTok: 0.028 });
     expect(book.lookup('openai-compatible', 'xai', 'grok-4')).toMatchObject({ inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.75 });
     expect(book.lookup('openai-compatible', 'mistral', 'mistral-large-latest')).toMatchObject({ inputPerMTok: 2, outputPerMTok: 6 });
     // Groq charges its own rate for gpt-oss, not OpenAI's listed one ($0.039 / $0.18).
@@ -109,11 +110,13 @@ describe('provider mapping', () => {
     expect(book.lookup('gemini', null, 'models/gemini-2.5-pro')).toMatchObject({ inputPerMTok: 1.25 });
   });
 
-  it('time-dependent rates are picked per call: DeepSeek off-peak, o3’s 2025 price cut', () => {
+  it('dated rates are picked per call (o3’s 2025 price cut); DeepSeek’s ended night discount is not', () => {
     const peak = book.lookup('openai-compatible', 'deepseek', 'deepseek-chat', new Date('2026-03-01T12:00:00Z'));
     const offPeak = book.lookup('openai-compatible', 'deepseek', 'deepseek-chat', new Date('2026-03-01T20:00:00Z'));
-    expect(peak).toMatchObject({ inputPerMTok: 0.27, outputPerMTok: 1.1, cacheReadPerMTok: 0.07 });
-    expect(offPeak).toMatchObject({ inputPerMTok: 0.135, outputPerMTok: 0.55, cacheReadPerMTok: 0.035 });
+    expect(peak).toMatchObject({ inputPerMTok: 0.28, outputPerMTok: 0.42, cacheReadPerMTok: 0.028 });
+    expect(offPeak).toEqual(peak);
+    // Any host serving the bundled schedule (time-of-day rules) gets the standard rate at every hour.
+    expect(book.lookup('openai-compatible', null, 'deepseek-chat', new Date('2026-03-01T20:00:00Z'))).toMatchObject({ inputPerMTok: 0.27, outputPerMTok: 1.1 });
     expect(book.lookup('openai', null, 'o3', new Date('2025-01-01T00:00:00Z'))).toMatchObject({ inputPerMTok: 10, outputPerMTok: 40 });
     expect(book.lookup('openai', null, 'o3', new Date('2025-07-01T00:00:00Z'))).toMatchObject({ inputPerMTok: 2, outputPerMTok: 8 });
   });
@@ -137,8 +140,8 @@ describe('unknown, local, demo and user prices', () => {
   it('prices the demo models at $1 / $2', () => {
     const book = new PriceBook();
     const demo = { inputPerMTok: 1, outputPerMTok: 2, cacheReadPerMTok: null, cacheWritePerMTok: null, source: 'demo' };
-    expect(book.lookup('demo', null, 'demo-chat')).toEqual(demo);
-    expect(book.lookup('demo', null, 'demo-embedding')).toEqual(demo);
+    expect(book.lookup('demo', null, 'demo-chat')).toMatchObject(demo);
+    expect(book.lookup('demo', null, 'demo-embedding')).toMatchObject(demo);
     // 1000 × 1 + 1000 × 2
     expect(costOf(usage({ inputTokens: 1000, outputTokens: 1000 }), book.lookup('demo', null, 'demo-chat')!)).toBeCloseTo(0.003, 12);
   });
@@ -151,7 +154,7 @@ describe('unknown, local, demo and user prices', () => {
       llama3: { inputPerMTok: 0.5, outputPerMTok: 0.5 },
       'demo-chat': { inputPerMTok: 0, outputPerMTok: 0 },
     });
-    expect(book.lookup('openai', null, 'gpt-4o')).toEqual({ inputPerMTok: 1, outputPerMTok: 4, cacheReadPerMTok: 0.1, cacheWritePerMTok: null, source: 'user' });
+    expect(book.lookup('openai', null, 'gpt-4o')).toMatchObject({ inputPerMTok: 1, outputPerMTok: 4, cacheReadPerMTok: 0.1, cacheWritePerMTok: null, source: 'user' });
     expect(book.lookup('openai-compatible', 'ollama', 'llama3')).toMatchObject({ inputPerMTok: 0.5, source: 'user' });
     expect(book.lookup('demo', null, 'demo-chat')).toMatchObject({ inputPerMTok: 0, source: 'user' });
     // 2000 × 1 + 8000 × 0.1 + 100 × 4

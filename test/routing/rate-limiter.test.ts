@@ -77,7 +77,7 @@ describe('RateLimiter: RPM', () => {
 
   it('no limits: always allowed, no headers', () => {
     const { limiter } = setup();
-    for (let i = 0; i < 100; i++) expect(limiter.check('k', { rpm: null, tpm: undefined })).toEqual({ allowed: true, retryAfterMs: 0, headers: {} });
+    for (let i = 0; i < 100; i++) expect(limiter.check('k', { rpm: null, tpm: undefined })).toEqual({ allowed: true, retryAfterMs: 0, headers: {}, reservation: null });
   });
 });
 

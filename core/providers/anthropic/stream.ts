@@ -1,4 +1,5 @@
 import { usagePiece } from '../usage-piece.ts';
+import type { Usage } from '../../usage.ts';
 import type { SseEvent, StreamPiece, StreamTranslator, UpstreamFailure } from '../types.ts';
 import { streamErrorFailure } from './errors.ts';
 import { completionId, nowSeconds } from './response.ts';
@@ -103,6 +104,10 @@ export class AnthropicStreamTranslator implements StreamTranslator {
     this.created = nowSeconds();
     this.model = typeof message.model === 'string' && message.model !== '' ? message.model : this.fallbackModel;
     return [this.chunk({ role: 'assistant', content: '' }, null)];
+  }
+
+  usageSoFar(): Usage | null {
+    return this.sawUsage ? fromAnthropicUsage(this.usage) : null;
   }
 
   private addUsage(u: unknown): void {

@@ -11,7 +11,7 @@ export function fromAnthropicUsage(u: AnthropicUsage | null | undefined): Usage 
   const cacheRead = count(u?.cache_read_input_tokens);
   const cacheWrite = count(u?.cache_creation_input_tokens);
   const output = count(u?.output_tokens);
-  return {
+  const out: Usage = {
     inputTokens: count(u?.input_tokens) + cacheRead + cacheWrite,
     outputTokens: output,
     cacheReadTokens: cacheRead,
@@ -20,6 +20,11 @@ export function fromAnthropicUsage(u: AnthropicUsage | null | undefined): Usage 
     reasoningTokens: Math.min(count(u?.output_tokens_details?.thinking_tokens), output),
     estimated: false,
   };
+  // 1-hour cache writes cost more than 5-minute ones (2x vs 1.25x the input rate).
+  const write1h = Math.min(count(u?.cache_creation?.ephemeral_1h_input_tokens), cacheWrite);
+  if (write1h > 0) out.cacheWrite1hTokens = write1h;
+  if (typeof u?.service_tier === 'string' && u.service_tier !== 'standard') out.serviceTier = u.service_tier;
+  return out;
 }
 
 /**
@@ -37,5 +42,7 @@ export function mergeAnthropicUsage(prev: AnthropicUsage, next: AnthropicUsage |
     cache_creation_input_tokens: pick(prev.cache_creation_input_tokens, next.cache_creation_input_tokens),
     cache_read_input_tokens: pick(prev.cache_read_input_tokens, next.cache_read_input_tokens),
     output_tokens_details: next.output_tokens_details ?? prev.output_tokens_details,
+    cache_creation: next.cache_creation ?? prev.cache_creation,
+    service_tier: next.service_tier ?? prev.service_tier,
   };
 }

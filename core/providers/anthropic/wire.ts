@@ -87,6 +87,10 @@ export interface AnthropicUsage {
   cache_read_input_tokens?: number | null;
   /** Newer API versions: a read-only split of `output_tokens`, which stays the billed total. */
   output_tokens_details?: { thinking_tokens?: number | null } | null;
+  /** The cache writes split by TTL (5-minute and 1-hour writes have different prices). */
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  /** `priority` when the request ran on Priority Tier capacity. */
+  service_tier?: string | null;
 }
 
 export type AnthropicResponseBlock =

@@ -96,6 +96,10 @@ export class GeminiStreamTranslator implements StreamTranslator {
     return out;
   }
 
+  usageSoFar(): Usage | null {
+    return this.usage;
+  }
+
   private candidate(c: GeminiCandidate, index: number, out: StreamPiece[]): void {
     const state = this.state(index);
     // OpenAI clients stop reading a choice at its finish_reason; a late part has nowhere to go.

@@ -13,7 +13,7 @@ export function fromGeminiUsage(raw: unknown): Usage | null {
   if (raw === null || typeof raw !== 'object') return null;
   const u = raw as Record<string, unknown>;
   const thoughts = num(u.thoughtsTokenCount);
-  return {
+  const out: Usage = {
     inputTokens: num(u.promptTokenCount) + num(u.toolUsePromptTokenCount),
     outputTokens: num(u.candidatesTokenCount) + thoughts,
     cacheReadTokens: num(u.cachedContentTokenCount),
@@ -21,4 +21,24 @@ export function fromGeminiUsage(raw: unknown): Usage | null {
     reasoningTokens: thoughts,
     estimated: false,
   };
+  // Audio (and image) tokens have their own rates: `*TokensDetails` split each count by modality.
+  const audioIn = modality(u.promptTokensDetails, 'AUDIO');
+  if (audioIn > 0) out.audioInputTokens = audioIn;
+  const audioCached = modality(u.cacheTokensDetails, 'AUDIO');
+  if (audioCached > 0) out.audioCacheReadTokens = audioCached;
+  const audioOut = modality(u.candidatesTokensDetails, 'AUDIO');
+  if (audioOut > 0) out.audioOutputTokens = audioOut;
+  const imageOut = modality(u.candidatesTokensDetails, 'IMAGE');
+  if (imageOut > 0) out.imageOutputTokens = imageOut;
+  return out;
+}
+
+/** The token count of one modality in a `[{modality, tokenCount}]` list. */
+function modality(details: unknown, which: string): number {
+  if (!Array.isArray(details)) return 0;
+  let n = 0;
+  for (const d of details) {
+    if (d !== null && typeof d === 'object' && (d as { modality?: unknown }).modality === which) n += num((d as { tokenCount?: unknown }).tokenCount);
+  }
+  return n;
 }

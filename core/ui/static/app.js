@@ -1,85 +1,20 @@
-// The gateway dashboard: spend by day, key and model; the call log (live) with request detail; keys;
-// providers. Plain ES module, React without JSX (no build step). It talks only to the admin API, same
-// origin, with `Authorization: Bearer <admin token>`. The token is never in a URL or in a served page:
-// in a browser the user types it once and it stays in this tab's sessionStorage. In the Electron window
-// the app adds the header to the page's `/admin/` requests itself (desktop/src/dashboard-auth.ts): the
-// page notices that an admin call without a token of its own succeeds and never asks for one.
-import { React, ReactDOMClient } from '/ui/vendor/react.js';
-
-const { createElement: h, Fragment, useCallback, useEffect, useMemo, useRef, useState } = React;
+// The gateway dashboard's shell: sign-in, the header, the tabs, the live event stream, and the spend
+// view (by day stacked by model, by key, by model). Keys, providers and requests have their own modules.
+// Plain ES modules, React without JSX (no build step). It talks only to the admin API, same origin,
+// with `Authorization: Bearer <token>`. The admin token is never in a URL or in a served page: a
+// one-time code from `gateway ui` (in the URL's fragment, spent on first use) is traded for a session
+// token, or the user pastes the admin token; either stays in this tab's sessionStorage. In the Electron
+// window the app adds the header to the page's `/admin/` requests itself (desktop/src/dashboard-auth.ts):
+// the page notices that an admin call without a token of its own succeeds and never asks for one.
+import { ReactDOMClient } from '/ui/vendor/react.js';
+import { StackedDayChart } from './charts.js';
+import { KeysView } from './keys-view.js';
+import { AuthError, adminFetch, authHeader, ErrorBanner, fmtInt, fmtUsd, Fragment, h, makeApi, Table, useCallback, useEffect, useMemo, useRef, useState, UsageCost } from './lib.js';
+import { LogDetail, LogsView } from './logs-view.js';
+import { ProvidersView } from './providers-view.js';
 
 const TOKEN_KEY = 'gateway.adminToken';
 const MAX_CALLS = 2000;
-
-// ---------------------------------------------------------------------------------------------------
-// Formatting
-
-function fmtUsd(v) {
-  if (v === null || v === undefined) return '—';
-  if (v === 0) return '$0.00';
-  const a = Math.abs(v);
-  return '$' + (a >= 1 ? v.toFixed(2) : a >= 0.01 ? v.toFixed(4) : v.toFixed(6));
-}
-const fmtInt = (v) => (v === null || v === undefined ? '—' : Math.round(v).toLocaleString('en-US'));
-const fmtMs = (v) => (v === null || v === undefined ? '—' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
-const pad = (n) => String(n).padStart(2, '0');
-const dayKey = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-
-function fmtTime(iso) {
-  const d = new Date(iso);
-  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  return dayKey(d) === dayKey(new Date()) ? time : `${dayKey(d)} ${time}`;
-}
-
-function prettyBody(text) {
-  if (text === null || text === undefined || text === '') return null;
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The admin API
-
-class AuthError extends Error {}
-
-/** `token` null: send no Authorization of our own (the Electron window adds it). */
-const authHeader = (token) => (token === null ? {} : { authorization: `Bearer ${token}` });
-
-async function adminFetch(token, path, init = {}) {
-  const res = await fetch(path, {
-    ...init,
-    cache: 'no-store',
-    headers: { ...(init.headers ?? {}), accept: 'application/json', ...authHeader(token) },
-  });
-  const text = await res.text();
-  let body = null;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  if (res.status === 401) throw new AuthError(body?.error?.message ?? 'The admin token was refused.');
-  if (!res.ok) throw new Error(body?.error?.message ?? `${res.status} ${res.statusText}`);
-  return body;
-}
-
-function makeApi(token, onUnauthorized) {
-  const call = async (path, init) => {
-    try {
-      return await adminFetch(token, path, init);
-    } catch (err) {
-      if (err instanceof AuthError) onUnauthorized();
-      throw err;
-    }
-  };
-  return {
-    get: (path) => call(path),
-    post: (path, json) => call(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) }),
-  };
-}
 
 const sleep = (ms, signal) =>
   new Promise((resolve) => {
@@ -174,47 +109,6 @@ function useHashRoute() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Small pieces
-
-function ErrorBanner({ message }) {
-  return message ? h('div', { className: 'banner error', role: 'alert' }, message) : null;
-}
-
-function StatusBadge({ status }) {
-  const cls = status < 400 ? 'ok' : status === 499 ? 'warn' : 'bad';
-  return h('span', { className: `badge ${cls}` }, String(status));
-}
-
-function Table({ columns, rows, rowKey, onRowClick, empty, testId, rowTestId, foot }) {
-  return h(
-    'table',
-    { className: onRowClick ? 'clickable' : undefined, 'data-testid': testId },
-    h('thead', null, h('tr', null, columns.map((c) => h('th', { key: c.label, className: c.num ? 'num' : undefined }, c.label)))),
-    h(
-      'tbody',
-      null,
-      rows.length === 0
-        ? h('tr', null, h('td', { colSpan: columns.length, className: 'empty' }, empty ?? 'Nothing yet.'))
-        : rows.map((r) =>
-            h(
-              'tr',
-              {
-                key: rowKey(r),
-                'data-testid': rowTestId,
-                'data-id': rowKey(r),
-                onClick: onRowClick ? () => onRowClick(r) : undefined,
-                tabIndex: onRowClick ? 0 : undefined,
-                onKeyDown: onRowClick ? (e) => (e.key === 'Enter' ? onRowClick(r) : undefined) : undefined,
-              },
-              columns.map((c) => h('td', { key: c.label, className: c.num ? 'num' : undefined }, c.cell(r))),
-            ),
-          ),
-    ),
-    foot ? h('tfoot', null, h('tr', null, columns.map((c) => h('td', { key: c.label, className: c.num ? 'num' : undefined }, foot[c.label] ?? '')))) : null,
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------
 // Sign-in
 
 function LoginForm({ notice, onToken }) {
@@ -242,7 +136,7 @@ function LoginForm({ notice, onToken }) {
       'form',
       { onSubmit: submit, 'data-testid': 'login-form' },
       h('h1', null, 'Gateway dashboard'),
-      h('p', null, 'Enter the admin token of this gateway. It is the file ', h('code', null, 'admin-token'), ' in the data home:'),
+      h('p', null, 'Run ', h('code', null, 'gateway ui'), ' in a terminal: it opens this page signed in. Or enter the admin token of this gateway, the file ', h('code', null, 'admin-token'), ' in the data home:'),
       h('pre', { className: 'hint' }, 'cat "${GATEWAY_HOME:-$HOME/.local/share/gateway}/admin-token"'),
       h('p', { className: 'muted' }, 'macOS: ~/Library/Application Support/gateway; Windows: %APPDATA%\\gateway. The token stays in this tab only (sessionStorage).'),
       h('label', { htmlFor: 'token' }, 'Admin token'),
@@ -272,59 +166,20 @@ function rangeStart(id) {
   return null;
 }
 
-function DayChart({ rows, since }) {
-  const byDay = new Map(rows.map((r) => [r.group, r]));
-  const first = since !== null ? new Date(since) : rows.length > 0 ? new Date(`${rows[0].group}T00:00:00`) : new Date();
-  const days = [];
-  const end = dayKey(new Date());
-  for (let d = new Date(first.getFullYear(), first.getMonth(), first.getDate()); days.length < 400; d.setDate(d.getDate() + 1)) {
-    const k = dayKey(d);
-    days.push(k);
-    if (k >= end) break;
-  }
-  const max = Math.max(0, ...days.map((k) => byDay.get(k)?.cost_usd ?? 0));
-  const W = 760;
-  const H = 180;
-  const top = 16;
-  const bottom = 24;
-  const left = 8;
-  const slot = (W - left * 2) / days.length;
-  const barW = Math.max(2, Math.min(40, slot * 0.7));
-  const labelEvery = Math.ceil(days.length / 10);
-  return h(
-    'svg',
-    { className: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'Spend by day', 'data-testid': 'day-chart' },
-    h('line', { x1: left, x2: W - left, y1: H - bottom + 0.5, y2: H - bottom + 0.5, className: 'axis' }),
-    h('text', { x: left, y: 11, className: 'axis-label' }, `max ${fmtUsd(max)}`),
-    days.map((k, i) => {
-      const row = byDay.get(k);
-      const cost = row?.cost_usd ?? 0;
-      const bh = max > 0 ? ((H - top - bottom) * cost) / max : 0;
-      const x = left + i * slot + (slot - barW) / 2;
-      return h(
-        'g',
-        { key: k },
-        h('rect', { x, y: H - bottom - bh, width: barW, height: Math.max(bh, cost > 0 ? 1 : 0), className: 'bar', 'data-day': k }, h('title', null, `${k}: ${fmtUsd(cost)}, ${fmtInt(row?.requests ?? 0)} requests`)),
-        i % labelEvery === 0 || i === days.length - 1 ? h('text', { x: x + barW / 2, y: H - 8, className: 'axis-label', textAnchor: 'middle' }, k.slice(5)) : null,
-      );
-    }),
-  );
-}
-
-function usageColumns(label) {
+function usageColumns(label, unpricedOf) {
   return [
     { label, cell: (r) => h('span', { className: 'nowrap' }, r.group) },
     { label: 'Requests', num: true, cell: (r) => fmtInt(r.requests) },
     { label: 'Errors', num: true, cell: (r) => fmtInt(r.errors) },
-    { label: 'Input tokens', num: true, cell: (r) => fmtInt(r.input_tokens) },
-    { label: 'Output tokens', num: true, cell: (r) => fmtInt(r.output_tokens) },
-    { label: 'Cost', num: true, cell: (r) => fmtUsd(r.cost_usd) },
+    { label: 'Input', num: true, cell: (r) => fmtInt(r.input_tokens) },
+    { label: 'Output', num: true, cell: (r) => fmtInt(r.output_tokens) },
+    { label: 'Cost', num: true, cell: (r) => h(UsageCost, { cost: r.cost_usd, unpriced: unpricedOf(r.group) }) },
   ];
 }
 
 function totals(rows, label) {
   const sum = (f) => rows.reduce((a, r) => a + (r[f] ?? 0), 0);
-  return { [label]: 'Total', Requests: fmtInt(sum('requests')), Errors: fmtInt(sum('errors')), 'Input tokens': fmtInt(sum('input_tokens')), 'Output tokens': fmtInt(sum('output_tokens')), Cost: fmtUsd(sum('cost_usd')) };
+  return { [label]: 'Total', Requests: fmtInt(sum('requests')), Errors: fmtInt(sum('errors')), Input: fmtInt(sum('input_tokens')), Output: fmtInt(sum('output_tokens')), Cost: fmtUsd(sum('cost_usd')) };
 }
 
 function SpendView({ api, tick }) {
@@ -335,10 +190,19 @@ function SpendView({ api, tick }) {
   useEffect(() => {
     let stale = false;
     const q = since !== null ? `&since=${since}` : '';
-    Promise.all(['day', 'key', 'model'].map((by) => api.get(`/admin/usage?by=${by}${q}`)))
-      .then(([day, key, model]) => {
+    Promise.all([api.get(`/admin/usage/stacked?${q.slice(1)}`), ...['key', 'model'].map((by) => api.get(`/admin/usage?by=${by}${q}`))])
+      .then(([stacked, key, model]) => {
         if (stale) return;
-        setData({ day: day.rows, key: key.rows, model: model.rows });
+        const byModel = new Map();
+        for (const r of stacked.rows) byModel.set(r.model, (byModel.get(r.model) ?? 0) + r.unpriced);
+        const byKey = new Map(stacked.unpriced_by_key.map((r) => [r.key, r.unpriced]));
+        setData({
+          stacked: stacked.rows,
+          key: key.rows,
+          model: model.rows,
+          unpricedModel: (g) => byModel.get(g) ?? 0,
+          unpricedKey: (g) => byKey.get(g.replace(/ \(deleted\)$/, '')) ?? 0,
+        });
         setError(null);
       })
       .catch((err) => !stale && setError(err.message));
@@ -361,284 +225,14 @@ function SpendView({ api, tick }) {
       : h(
           Fragment,
           null,
-          h('div', { className: 'card' }, h('h3', null, 'By day'), h(DayChart, { rows: data.day, since })),
+          h('div', { className: 'card' }, h('h3', null, 'By day and model'), h(StackedDayChart, { rows: data.stacked, since })),
           h(
             'div',
             { className: 'grid2' },
-            h('div', { className: 'card' }, h('h3', null, 'By key'), h(Table, { columns: usageColumns('Key'), rows: data.key, rowKey: (r) => r.group, testId: 'usage-by-key', foot: data.key.length > 0 ? totals(data.key, 'Key') : null, empty: 'No calls in this range.' })),
-            h('div', { className: 'card' }, h('h3', null, 'By model'), h(Table, { columns: usageColumns('Model'), rows: data.model, rowKey: (r) => r.group, testId: 'usage-by-model', foot: data.model.length > 0 ? totals(data.model, 'Model') : null, empty: 'No calls in this range.' })),
+            h('div', { className: 'card' }, h('h3', null, 'By key ', h('span', { className: 'h3-note' }, '(tokens in and out)')), h(Table, { columns: usageColumns('Key', data.unpricedKey), rows: data.key, rowKey: (r) => r.group, testId: 'usage-by-key', foot: data.key.length > 0 ? totals(data.key, 'Key') : null, empty: 'No calls in this range.' })),
+            h('div', { className: 'card' }, h('h3', null, 'By model ', h('span', { className: 'h3-note' }, '(tokens in and out)')), h(Table, { columns: usageColumns('Model', data.unpricedModel), rows: data.model, rowKey: (r) => r.group, testId: 'usage-by-model', foot: data.model.length > 0 ? totals(data.model, 'Model') : null, empty: 'No calls in this range.' })),
           ),
         ),
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Logs
-
-const LOG_COLUMNS = [
-  { label: 'Time', cell: (c) => h('a', { href: `#/logs/${encodeURIComponent(c.id)}`, onClick: (e) => e.stopPropagation() }, fmtTime(c.time)) },
-  { label: 'Key', cell: (c) => c.key ?? '—' },
-  { label: 'Endpoint', cell: (c) => h(Fragment, null, c.endpoint, c.stream ? h('span', { className: 'tag' }, 'stream') : null) },
-  { label: 'Model', cell: (c) => c.model ?? c.model_requested ?? '—' },
-  { label: 'Provider', cell: (c) => c.provider ?? '—' },
-  { label: 'Status', cell: (c) => h(Fragment, null, h(StatusBadge, { status: c.status }), c.error_type ? h('span', { className: 'muted small' }, ` ${c.error_type}`) : null) },
-  { label: 'Tokens in/out', num: true, cell: (c) => `${fmtInt(c.input_tokens)} / ${fmtInt(c.output_tokens)}` },
-  { label: 'Cost', num: true, cell: (c) => (c.pricing === 'unpriced' ? 'unpriced' : fmtUsd(c.cost_usd) + (c.pricing === 'estimated' ? ' ~' : '')) },
-  { label: 'Latency', num: true, cell: (c) => fmtMs(c.latency_ms) },
-];
-
-function LogsView({ calls, onMore, more, live }) {
-  const [filter, setFilter] = useState('');
-  const f = filter.trim().toLowerCase();
-  const rows = f === '' ? calls : calls.filter((c) => [c.key, c.model, c.model_requested, c.provider, c.endpoint, String(c.status), c.error_type, c.id].some((v) => v && String(v).toLowerCase().includes(f)));
-  return h(
-    'section',
-    { 'data-testid': 'logs-view' },
-    h(
-      'div',
-      { className: 'toolbar' },
-      h('h2', null, 'Requests'),
-      h('span', { className: `live is-${live}` }, live === 'live' ? 'live' : live === 'connecting' ? 'connecting…' : 'reconnecting…'),
-      h('input', { type: 'search', placeholder: 'Filter by key, model, provider, status…', value: filter, onChange: (e) => setFilter(e.target.value), 'aria-label': 'Filter' }),
-    ),
-    h('div', { className: 'card flush' }, h(Table, { columns: LOG_COLUMNS, rows, rowKey: (c) => c.id, onRowClick: (c) => (location.hash = `#/logs/${encodeURIComponent(c.id)}`), testId: 'logs-table', rowTestId: 'log-row', empty: 'No requests yet. Point a client at the base URL and make a call.' })),
-    more && calls.length > 0 ? h('button', { type: 'button', className: 'secondary', onClick: onMore }, 'Load older') : null,
-  );
-}
-
-function Field({ label, children }) {
-  return h(Fragment, null, h('dt', null, label), h('dd', null, children));
-}
-
-function Body({ title, text, testId }) {
-  const pretty = useMemo(() => prettyBody(text), [text]);
-  return h('div', { className: 'card' }, h('h3', null, title), pretty === null ? h('p', { className: 'muted' }, 'Not recorded.') : h('pre', { className: 'body', 'data-testid': testId }, pretty));
-}
-
-function LogDetail({ api, id }) {
-  const [call, setCall] = useState(null);
-  const [error, setError] = useState(null);
-  useEffect(() => {
-    let stale = false;
-    setCall(null);
-    setError(null);
-    api.get(`/admin/logs/${encodeURIComponent(id)}`).then((c) => !stale && setCall(c), (err) => !stale && setError(err.message));
-    return () => {
-      stale = true;
-    };
-  }, [api, id]);
-  return h(
-    'section',
-    { 'data-testid': 'log-detail' },
-    h('div', { className: 'toolbar' }, h('a', { href: '#/logs', className: 'back' }, '← Requests'), h('h2', null, 'Request ', h('code', null, id))),
-    h(ErrorBanner, { message: error }),
-    call === null
-      ? error
-        ? null
-        : h('p', { className: 'muted' }, 'Loading…')
-      : h(
-          Fragment,
-          null,
-          h(
-            'div',
-            { className: 'card' },
-            h(
-              'dl',
-              { className: 'fields' },
-              h(Field, { label: 'Time' }, new Date(call.time).toLocaleString()),
-              h(Field, { label: 'Key' }, call.key ?? '—'),
-              h(Field, { label: 'Endpoint' }, `${call.endpoint}${call.stream ? ' (stream)' : ''}`),
-              h(Field, { label: 'Model' }, call.model_requested && call.model && call.model_requested !== call.model ? `${call.model_requested} → ${call.model}` : (call.model ?? call.model_requested ?? '—')),
-              h(Field, { label: 'Provider' }, call.provider ?? '—'),
-              h(Field, { label: 'Status' }, h(StatusBadge, { status: call.status }), call.error_type ? ` ${call.error_type}` : ''),
-              call.error_message ? h(Field, { label: 'Error' }, call.error_message) : null,
-              h(Field, { label: 'Tokens' }, `${fmtInt(call.input_tokens)} in, ${fmtInt(call.output_tokens)} out` + (call.cached_tokens ? `, ${fmtInt(call.cached_tokens)} cached` : '') + (call.reasoning_tokens ? `, ${fmtInt(call.reasoning_tokens)} reasoning` : '')),
-              h(Field, { label: 'Cost' }, `${fmtUsd(call.cost_usd)} (${call.pricing}${call.price_version ? `, prices ${call.price_version}` : ''})`),
-              h(Field, { label: 'Latency' }, fmtMs(call.latency_ms) + (call.ttft_ms !== null ? `, first token ${fmtMs(call.ttft_ms)}` : '')),
-            ),
-          ),
-          h(
-            'div',
-            { className: 'card' },
-            h('h3', null, `Attempts (${call.attempt_list.length})`),
-            h(Table, {
-              columns: [
-                { label: '#', num: true, cell: (a) => a.n },
-                { label: 'Provider', cell: (a) => a.provider },
-                { label: 'Model', cell: (a) => a.model },
-                { label: 'Status', cell: (a) => (a.status === null ? '—' : h(StatusBadge, { status: a.status })) },
-                { label: 'Error', cell: (a) => a.error ?? '' },
-                { label: 'Duration', num: true, cell: (a) => fmtMs(a.duration_ms) },
-              ],
-              rows: call.attempt_list.map((a, i) => ({ ...a, n: i + 1 })),
-              rowKey: (a) => String(a.n),
-              testId: 'attempts-table',
-              empty: 'The call reached no provider.',
-            }),
-          ),
-          h('div', { className: 'grid2' }, h(Body, { title: 'Request body', text: call.request_body, testId: 'request-body' }), h(Body, { title: 'Response body', text: call.response_body, testId: 'response-body' })),
-        ),
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Keys
-
-function BudgetBar({ k }) {
-  if (k.budget_usd === null) return h('span', { className: 'muted' }, `no budget (${fmtUsd(k.spent_usd)} today)`);
-  const ratio = k.budget_usd > 0 ? Math.min(1, k.spent_usd / k.budget_usd) : 1;
-  const level = ratio >= 1 ? 'bad' : ratio >= 0.8 ? 'warn' : 'ok';
-  return h(
-    'div',
-    { className: 'budget', title: `${fmtUsd(k.spent_usd)} of ${fmtUsd(k.budget_usd)} (${k.budget_period})` },
-    h('div', { className: 'track' }, h('div', { className: `fill ${level}`, style: { width: `${(ratio * 100).toFixed(1)}%` } })),
-    h('span', { className: 'small' }, `${fmtUsd(k.spent_usd)} / ${fmtUsd(k.budget_usd)} ${k.budget_period}`),
-  );
-}
-
-const numOrNull = (s) => (s.trim() === '' ? null : Number(s));
-
-function CreateKeyForm({ api, onCreated }) {
-  const [form, setForm] = useState({ name: '', budget: '', period: 'monthly', rpm: '', tpm: '', models: '' });
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const set = (field) => (e) => setForm({ ...form, [field]: e.target.value });
-  const submit = async (e) => {
-    e.preventDefault();
-    setError(null);
-    const budget = numOrNull(form.budget);
-    const body = {
-      name: form.name.trim(),
-      budget_usd: budget,
-      budget_period: budget !== null ? form.period : null,
-      rpm: numOrNull(form.rpm),
-      tpm: numOrNull(form.tpm),
-      models: form.models.trim() === '' ? null : form.models.split(',').map((m) => m.trim()).filter(Boolean),
-    };
-    for (const f of ['budget_usd', 'rpm', 'tpm']) {
-      if (body[f] !== null && !(Number.isFinite(body[f]) && body[f] > 0)) return setError(`${f} must be a positive number.`);
-    }
-    setBusy(true);
-    try {
-      const created = await api.post('/admin/keys', body);
-      setForm({ name: '', budget: '', period: 'monthly', rpm: '', tpm: '', models: '' });
-      onCreated(created);
-    } catch (err) {
-      setError(err.message);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const input = (field, label, props = {}) => h('label', null, h('span', null, label), h('input', { name: field, value: form[field], onChange: set(field), ...props }));
-  return h(
-    'form',
-    { className: 'card create-key', onSubmit: submit, 'data-testid': 'create-key-form' },
-    h('h3', null, 'Create a key'),
-    h(
-      'div',
-      { className: 'form-row' },
-      input('name', 'Name', { required: true, maxLength: 64, placeholder: 'my-tool', autoComplete: 'off' }),
-      input('budget', 'Budget (USD)', { inputMode: 'decimal', placeholder: 'none' }),
-      h('label', null, h('span', null, 'Period'), h('select', { name: 'period', value: form.period, onChange: set('period') }, ['daily', 'monthly', 'total'].map((p) => h('option', { key: p, value: p }, p)))),
-      input('rpm', 'RPM', { inputMode: 'numeric', placeholder: '—' }),
-      input('tpm', 'TPM', { inputMode: 'numeric', placeholder: '—' }),
-      input('models', 'Models (comma-separated)', { placeholder: 'any' }),
-      h('button', { type: 'submit', disabled: busy || form.name.trim() === '' }, busy ? 'Creating…' : 'Create key'),
-    ),
-    h(ErrorBanner, { message: error }),
-  );
-}
-
-function NewSecret({ created, onDone }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(created.key);
-      setCopied(true);
-    } catch {
-      setCopied(false);
-    }
-  };
-  return h(
-    'div',
-    { className: 'card secret', role: 'status', 'data-testid': 'new-key' },
-    h('h3', null, `Key "${created.name}" created`),
-    h('p', null, 'Copy it now: it is shown once and the gateway keeps only its hash.'),
-    h('div', { className: 'secret-row' }, h('code', { 'data-testid': 'new-key-secret' }, created.key), h('button', { type: 'button', className: 'secondary', onClick: copy }, copied ? 'Copied' : 'Copy'), h('button', { type: 'button', onClick: onDone }, 'Done')),
-  );
-}
-
-function KeysView({ api, keys, refresh }) {
-  const [created, setCreated] = useState(null);
-  return h(
-    'section',
-    { 'data-testid': 'keys-view' },
-    h('div', { className: 'toolbar' }, h('h2', null, 'Keys')),
-    created ? h(NewSecret, { created, onDone: () => setCreated(null) }) : null,
-    h(
-      'div',
-      { className: 'card flush' },
-      h(Table, {
-        columns: [
-          { label: 'Name', cell: (k) => h('strong', null, k.name) },
-          { label: 'Key', cell: (k) => h('code', null, `${k.prefix}…`) },
-          { label: 'State', cell: (k) => h('span', { className: `badge ${k.state === 'active' ? 'ok' : k.state === 'disabled' ? 'warn' : 'muted'}` }, k.state) },
-          { label: 'Spend / budget', cell: (k) => h(BudgetBar, { k }) },
-          { label: 'Limits', cell: (k) => [k.rpm ? `${fmtInt(k.rpm)} rpm` : null, k.tpm ? `${fmtInt(k.tpm)} tpm` : null].filter(Boolean).join(', ') || '—' },
-          { label: 'Models', cell: (k) => (k.models && k.models.length > 0 ? k.models.join(', ') : 'any') },
-        ],
-        rows: keys.filter((k) => k.state !== 'deleted'),
-        rowKey: (k) => k.name,
-        testId: 'keys-table',
-        rowTestId: 'key-row',
-        empty: 'No keys yet.',
-      }),
-    ),
-    h(CreateKeyForm, {
-      api,
-      onCreated: (c) => {
-        setCreated(c);
-        refresh();
-      },
-    }),
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Providers
-
-function Health({ p }) {
-  if (p.health === 'open') return h('span', { className: 'badge bad', title: p.next_probe_at ? `next probe ${new Date(p.next_probe_at).toLocaleTimeString()}` : undefined }, 'down');
-  if (p.health === 'half-open' || p.health === 'half_open') return h('span', { className: 'badge warn' }, 'probing');
-  return h('span', { className: 'badge ok' }, 'healthy');
-}
-
-function ProvidersView({ providers }) {
-  return h(
-    'section',
-    { 'data-testid': 'providers-view' },
-    h('div', { className: 'toolbar' }, h('h2', null, 'Providers')),
-    h(
-      'div',
-      { className: 'card flush' },
-      h(Table, {
-        columns: [
-          { label: 'Name', cell: (p) => h('strong', null, p.name) },
-          { label: 'Type', cell: (p) => (p.preset ? `${p.type} (${p.preset})` : p.type) },
-          { label: 'Base URL', cell: (p) => h('code', { className: 'small' }, p.base_url) },
-          { label: 'Priority', num: true, cell: (p) => p.priority },
-          { label: 'Health', cell: (p) => h(Fragment, null, h(Health, { p }), p.consecutive_failures > 0 ? h('span', { className: 'muted small' }, ` ${p.consecutive_failures} failures`) : null) },
-          { label: 'Models', cell: (p) => h('details', null, h('summary', null, `${p.models.length} models`), h('ul', { className: 'models' }, p.models.map((m) => h('li', { key: m }, m)))) },
-          { label: 'Today', num: true, cell: (p) => fmtUsd(p.spent_today_usd) },
-          { label: 'This month', num: true, cell: (p) => fmtUsd(p.spent_month_usd) },
-        ],
-        rows: providers,
-        rowKey: (p) => p.name,
-        testId: 'providers-table',
-        rowTestId: 'provider-row',
-        empty: 'No provider yet: `gateway providers add NAME --type openai --key-env OPENAI_API_KEY`.',
-      }),
-    ),
   );
 }
 
@@ -729,10 +323,12 @@ function Dashboard({ token, signOut, injected }) {
   };
 
   let body;
+  const keyNames = (snapshot?.keys ?? []).map((k) => k.name);
+  const modelNames = [...new Set((snapshot?.providers ?? []).flatMap((p) => p.models))].sort();
   if (route.view === 'logs' && route.id) body = h(LogDetail, { api, id: route.id, key: route.id });
-  else if (route.view === 'logs') body = h(LogsView, { calls, more, onMore: loadMore, live });
+  else if (route.view === 'logs') body = h(LogsView, { api, calls, more, onMore: loadMore, live, keys: keyNames, models: modelNames });
   else if (route.view === 'keys') body = h(KeysView, { api, keys: snapshot?.keys ?? [], refresh });
-  else if (route.view === 'providers') body = h(ProvidersView, { providers: snapshot?.providers ?? [] });
+  else if (route.view === 'providers') body = h(ProvidersView, { api, providers: snapshot?.providers ?? [], refresh, tick });
   else body = h(SpendView, { api, tick });
 
   return h(
@@ -756,11 +352,28 @@ function Dashboard({ token, signOut, injected }) {
   );
 }
 
-function App() {
+/**
+ * A one-time sign-in link (`/ui/#login=CODE`, from `gateway ui` or `gateway start`): the code leaves
+ * the address bar and history at once, then is traded for a session token. Returns a notice on failure.
+ */
+async function signInFromLink() {
+  const m = /^#login=([^&]+)$/.exec(location.hash);
+  if (!m) return null;
+  history.replaceState(null, '', `${location.pathname}${location.search}`);
+  try {
+    const r = await adminFetch(null, '/admin/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: decodeURIComponent(m[1]) }) });
+    sessionStorage.setItem(TOKEN_KEY, r.token);
+    return null;
+  } catch (err) {
+    return err instanceof AuthError ? err.message : `Could not reach the gateway: ${err.message}`;
+  }
+}
+
+function App({ linkNotice }) {
   const [token, setToken] = useState(() => sessionStorage.getItem(TOKEN_KEY));
   // Without a token of our own: does the admin API answer anyway (the Electron window adds it)?
   const [injected, setInjected] = useState(token === null ? 'probing' : 'no');
-  const [notice, setNotice] = useState(null);
+  const [notice, setNotice] = useState(linkNotice);
   useEffect(() => {
     if (injected !== 'probing') return;
     adminFetch(null, '/admin/snapshot?recent=1').then(
@@ -790,4 +403,5 @@ function App() {
   return h(Dashboard, { token, signOut, key: token });
 }
 
-ReactDOMClient.createRoot(document.getElementById('root')).render(h(App));
+const linkNotice = await signInFromLink();
+ReactDOMClient.createRoot(document.getElementById('root')).render(h(App, { linkNotice }));

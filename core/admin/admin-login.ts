@@ -1,0 +1,34 @@
+/**
+ * One-click sign-in (see login-codes.ts): `POST /admin/login-codes` (with the admin token) issues a
+ * one-time code and the page link; `POST /admin/login` trades a code for a session token, without
+ * any token of its own, so it answers every failure the same way.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { GatewayError } from '../errors.ts';
+import { sendJson } from '../gateway/respond.ts';
+import { readAdminBody } from './admin-route.ts';
+import type { AdminRoute } from './admin-route.ts';
+import type { LoginCodes } from './login-codes.ts';
+
+const exchangeSchema = z.object({ code: z.string().min(1).max(200) }).strict();
+
+/** The page path that signs in with a code: a fragment, so the code reaches neither logs nor Referer. */
+export const loginPath = (code: string): string => `/ui/#login=${encodeURIComponent(code)}`;
+
+export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins }) => {
+  if (method !== 'POST' || path !== '/admin/login-codes') return false;
+  req.resume();
+  const { code, expiresAt } = logins.issue();
+  sendJson(res, 201, { code, path: loginPath(code), expires_at: new Date(expiresAt).toISOString() }, headers);
+  return true;
+};
+
+export async function exchangeLoginCode(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, logins: LoginCodes): Promise<void> {
+  const { code } = await readAdminBody(req, exchangeSchema);
+  const session = logins.exchange(code);
+  if (!session) {
+    throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_login_code', message: 'This sign-in link was used already or has expired; run `gateway ui` for a new one.' });
+  }
+  sendJson(res, 200, { token: session.session, expires_at: new Date(session.expiresAt).toISOString() }, headers);
+}

@@ -1,0 +1,60 @@
+/**
+ * One-click sign-in for the dashboard page. Whoever holds the admin token (the CLI's `gateway ui`,
+ * `gateway start`, the tray) asks for a one-time code; the browser opens `/ui/#login=CODE` (a fragment,
+ * so the code never reaches a server log or a Referer) and trades the code for a session token. A code
+ * works once and for a minute; a session lasts a working day and dies with the process.
+ */
+import { randomBytes } from 'node:crypto';
+import { tokenMatches } from '../gateway/admin-token.ts';
+
+export const CODE_TTL_MS = 60_000;
+export const SESSION_TTL_MS = 12 * 3_600_000;
+const MAX_LIVE = 1000;
+
+export class LoginCodes {
+  private readonly codes = new Map<string, number>();
+  private readonly sessions = new Map<string, number>();
+  private readonly now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
+
+  issue(): { code: string; expiresAt: number } {
+    this.prune();
+    const code = `gwcode-${randomBytes(18).toString('base64url')}`;
+    const expiresAt = this.now() + CODE_TTL_MS;
+    this.codes.set(code, expiresAt);
+    return { code, expiresAt };
+  }
+
+  /** The session token for a live, unused code (which is then spent), or null. */
+  exchange(code: string): { session: string; expiresAt: number } | null {
+    this.prune();
+    const expires = this.codes.get(code);
+    // Spent whatever happens next: a code is tried once.
+    this.codes.delete(code);
+    if (expires === undefined || expires <= this.now()) return null;
+    const session = `gwsess-${randomBytes(24).toString('base64url')}`;
+    const expiresAt = this.now() + SESSION_TTL_MS;
+    this.sessions.set(session, expiresAt);
+    return { session, expiresAt };
+  }
+
+  isSession(token: string | null): boolean {
+    if (!token || !token.startsWith('gwsess-')) return false;
+    for (const [s, expires] of this.sessions) {
+      if (tokenMatches(token, s)) return expires > this.now();
+    }
+    return false;
+  }
+
+  private prune(): void {
+    const t = this.now();
+    for (const [c, e] of this.codes) if (e <= t) this.codes.delete(c);
+    for (const [s, e] of this.sessions) if (e <= t) this.sessions.delete(s);
+    // Bounded whatever a caller does: the oldest go first.
+    while (this.codes.size > MAX_LIVE) this.codes.delete(this.codes.keys().next().value as string);
+    while (this.sessions.size > MAX_LIVE) this.sessions.delete(this.sessions.keys().next().value as string);
+  }
+}

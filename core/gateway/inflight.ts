@@ -1,0 +1,63 @@
+/**
+ * The model calls in flight, so a graceful stop can let them finish (drain), cut those still running
+ * at the end of its grace period, and close the store only once every call has written its audit row.
+ */
+import type { RequestContext } from './request-context.ts';
+
+/** Why a call was cut: the gateway is stopping. Handlers see an aborted request; the server answers with this. */
+export const SHUTDOWN_MESSAGE = 'The gateway is shutting down and cut this call before it finished; retry it once the gateway is back.';
+
+export class InflightCalls {
+  readonly #calls = new Set<RequestContext>();
+  #idle: Array<() => void> = [];
+  #draining = false;
+
+  /** True once a stop began: new calls are refused with 503. */
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  get size(): number {
+    return this.#calls.size;
+  }
+
+  enter(ctx: RequestContext): void {
+    this.#calls.add(ctx);
+  }
+
+  /** Called after the call's audit row was queued. */
+  leave(ctx: RequestContext): void {
+    this.#calls.delete(ctx);
+    if (this.#calls.size === 0) {
+      const waiters = this.#idle;
+      this.#idle = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** Resolves true when every call finished within `ms`, false when some were still running. */
+  async drain(ms: number): Promise<boolean> {
+    this.#draining = true;
+    if (this.#calls.size === 0) return true;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#idle = this.#idle.filter((w) => w !== done);
+        resolve(this.#calls.size === 0);
+      }, ms);
+      const done = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.#idle.push(done);
+    });
+  }
+
+  /** Cuts every call still running: each one ends with an error (event) and records its row. */
+  cutAll(): void {
+    this.#draining = true;
+    for (const ctx of this.#calls) {
+      ctx.cut = true;
+      ctx.abort.abort();
+    }
+  }
+}

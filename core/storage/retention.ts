@@ -1,0 +1,109 @@
+/**
+ * Retention enforced while the server runs, by the audit writer (on its worker thread): the calls
+ * table is kept under `maxRows` rows and the file under `maxBytes`, oldest calls first, rows older
+ * than `maxAgeMs` go, and the WAL is checkpointed and truncated after a purge so disk space comes back.
+ * Checking costs a counter comparison per batch; the row count is read from the table once.
+ */
+import type { Database } from './db.ts';
+
+const CHUNK = 5000;
+
+/** Deletes up to `count` of the oldest calls (before `beforeTime` when given), in chunks, through the time index. */
+export function trimOldestCalls(db: Database, count: number, beforeTime = Number.MAX_SAFE_INTEGER): number {
+  const del = db.prepare(`DELETE FROM calls WHERE rowid IN (SELECT rowid FROM calls WHERE time < ? ORDER BY time ASC LIMIT ?)`);
+  let left = Math.max(0, Math.trunc(count));
+  let deleted = 0;
+  while (left > 0) {
+    const n = del.run(beforeTime, Math.min(left, CHUNK)).changes;
+    deleted += n;
+    left -= n;
+    if (n === 0) break;
+  }
+  return deleted;
+}
+
+export interface RetentionOptions {
+  maxRows?: number;
+  maxBytes?: number;
+  maxAgeMs?: number;
+  /** How often size and age are checked (rows are counted on every batch). Default 10 s. */
+  checkEveryMs?: number;
+}
+
+/** Room left under the row cap after a trim, so a busy server does not trim on every batch. */
+const ROW_SLACK = 0.01;
+
+export class Retention {
+  private readonly db: Database;
+  private readonly options: RetentionOptions;
+  private rows: number | null = null;
+  private lastCheck = 0;
+
+  constructor(db: Database, options: RetentionOptions) {
+    this.db = db;
+    this.options = options;
+  }
+
+  /** Called after rows were written; returns how many old rows were deleted. */
+  afterWrite(written: number, now = Date.now()): number {
+    // The first count already includes the rows just written.
+    this.rows = this.rows === null ? this.count() : this.rows + written;
+    let deleted = 0;
+    const { maxRows } = this.options;
+    if (maxRows !== undefined && this.rows > maxRows) {
+      deleted += this.trim(this.rows - Math.floor(maxRows * (1 - ROW_SLACK)));
+    }
+    if (now - this.lastCheck >= (this.options.checkEveryMs ?? 10_000)) {
+      this.lastCheck = now;
+      deleted += this.enforceAgeAndBytes(now);
+    }
+    if (deleted > 0) this.reclaim();
+    return deleted;
+  }
+
+  private count(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM calls').get() as { n: number }).n;
+  }
+
+  private trim(n: number): number {
+    const deleted = trimOldestCalls(this.db, n);
+    this.rows = Math.max(0, (this.rows ?? 0) - deleted);
+    return deleted;
+  }
+
+  private enforceAgeAndBytes(now: number): number {
+    let deleted = 0;
+    if (this.options.maxAgeMs !== undefined) {
+      const n = trimOldestCalls(this.db, Number.MAX_SAFE_INTEGER, now - this.options.maxAgeMs);
+      this.rows = Math.max(0, (this.rows ?? 0) - n);
+      deleted += n;
+    }
+    const { maxBytes } = this.options;
+    if (maxBytes === undefined) return deleted;
+    for (let round = 0; round < 20 && this.usedBytes() > maxBytes && (this.rows ?? 0) > 0; round++) {
+      // A tenth of the rows a round: the file shrinks only as pages empty, so go in steps and re-measure.
+      const n = this.trim(Math.max(100, Math.ceil((this.rows ?? 0) / 10)));
+      deleted += n;
+      this.reclaim();
+      if (n === 0) break;
+    }
+    return deleted;
+  }
+
+  private usedBytes(): number {
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    const size = this.db.pragma('page_size', { simple: true }) as number;
+    return (pages - free) * size;
+  }
+
+  private reclaim(): void {
+    this.db.pragma('incremental_vacuum');
+    // TRUNCATE resets the WAL file to zero bytes once every reader is past it; best effort.
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      /* busy: the next purge tries again */
+    }
+  }
+}
