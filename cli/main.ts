@@ -11,8 +11,10 @@ import { registerKeys } from './commands/keys.ts';
 import { registerLogs } from './commands/logs.ts';
 import { registerPrices } from './commands/prices.ts';
 import { registerProviders } from './commands/providers.ts';
+import { registerRun } from './commands/run.ts';
 import { registerStart } from './commands/start.ts';
 import { registerTop } from './commands/top.ts';
+import { registerUi } from './commands/ui.ts';
 import { registerUsage } from './commands/usage.ts';
 
 export function buildProgram(): Command {
@@ -32,6 +34,8 @@ export function buildProgram(): Command {
   registerLogs(program);
   registerEnv(program);
   registerTop(program);
+  registerRun(program);
+  registerUi(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

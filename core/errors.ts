@@ -19,6 +19,15 @@ export interface GatewayErrorInit {
   headers?: Record<string, string>;
   /** Whether the client may usefully retry; `false` adds `x-should-retry: false`. */
   retryable?: boolean;
+  /** An upstream's own error answer, for a front end of the same protocol to pass on verbatim. */
+  upstream?: UpstreamErrorBody;
+}
+
+export interface UpstreamErrorBody {
+  /** The wire protocol of the upstream that answered (e.g. 'anthropic-messages'). */
+  protocol: string;
+  status: number;
+  body: string;
 }
 
 export class GatewayError extends Error {
@@ -28,6 +37,7 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly headers: Record<string, string>;
   readonly retryable: boolean | undefined;
+  readonly upstream: UpstreamErrorBody | undefined;
 
   constructor(init: GatewayErrorInit) {
     super(init.message);
@@ -38,6 +48,7 @@ export class GatewayError extends Error {
     this.param = init.param ?? null;
     this.headers = init.headers ?? {};
     this.retryable = init.retryable;
+    this.upstream = init.upstream;
   }
 
   toBody(): { error: { message: string; type: string; param: string | null; code: string | null } } {

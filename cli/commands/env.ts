@@ -4,6 +4,9 @@ import { dataPaths } from '../../core/home.ts';
 import { readServerState } from '../../core/server-state.ts';
 import { loadSettings } from '../../core/settings.ts';
 import { note, out, printJson, withStore } from '../context.ts';
+import { ENV_FOR_TOOLS, printToolSettings, toolSettings } from './env-for.ts';
+import type { EnvForTool } from './env-for.ts';
+import { usageError } from '../cli-error.ts';
 
 function gatewayBaseUrl(home: string): string {
   const running = readServerState(home);
@@ -21,7 +24,11 @@ export function registerEnv(program: Command): void {
     .description('print OPENAI_BASE_URL (and with --new-key a fresh key as OPENAI_API_KEY) for eval')
     .option('--new-key <name>', 'create a key with this name and export it')
     .option('--json', 'print JSON')
-    .action(async (opts: { newKey?: string; json?: boolean }) => {
+    .option('--for <tool>', `the exact settings for a tool: ${ENV_FOR_TOOLS.join(', ')}`)
+    .action(async (opts: { newKey?: string; json?: boolean; for?: string }) => {
+      if (opts.for !== undefined && !(ENV_FOR_TOOLS as readonly string[]).includes(opts.for)) {
+        throw usageError(`--for: unknown tool "${opts.for}"; one of ${ENV_FOR_TOOLS.join(', ')}.`);
+      }
       await withStore((store, home) => {
         const baseUrl = gatewayBaseUrl(home);
         let key: string | null = null;
@@ -44,6 +51,7 @@ export function registerEnv(program: Command): void {
             );
           }
         }
+        if (opts.for !== undefined) return printToolSettings(toolSettings(opts.for as EnvForTool, baseUrl, key), opts.json === true);
         if (opts.json) return printJson({ OPENAI_BASE_URL: baseUrl, ...(key ? { OPENAI_API_KEY: key } : {}) });
         out(`export OPENAI_BASE_URL=${shellQuote(baseUrl)}`);
         if (key) out(`export OPENAI_API_KEY=${shellQuote(key)}`);

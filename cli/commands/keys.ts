@@ -2,6 +2,10 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { StoredKey } from '../../core/storage/keys-repo.ts';
+import { spendForKey } from '../../core/storage/audit-queries.ts';
+import type { Database } from '../../core/storage/db.ts';
+import { periodStart } from '../../core/gateway/budget.ts';
+import { formatUsd } from '../../core/pricing/cost.ts';
 import { usageError } from '../cli-error.ts';
 import { note, out, parseList, printJson, table, withStore } from '../context.ts';
 
@@ -26,6 +30,16 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 function checkName(name: string): string {
   if (!NAME.test(name)) throw usageError(`key name "${name}" must be 1-64 letters, digits, dots, dashes or underscores`);
   return name;
+}
+
+/**
+ * What a key spent in its budget's period (today for a key without a budget), and what is left: the
+ * same figures the admin API's key list gives.
+ */
+export function keySpend(db: Database, k: StoredKey): { spent_usd: number; spent_period: string; remaining_usd: number | null } {
+  const period = k.budgetUsd !== null ? (k.budgetPeriod ?? 'total') : 'daily';
+  const spent = spendForKey(db, k.id, periodStart(period));
+  return { spent_usd: spent, spent_period: period, remaining_usd: k.budgetUsd !== null ? Math.max(0, k.budgetUsd - spent) : null };
 }
 
 export function keyJson(k: StoredKey) {
@@ -73,11 +87,24 @@ export function registerKeys(program: Command): void {
     .action(async (opts: { all?: boolean; json?: boolean }) => {
       await withStore((store) => {
         const list = store.keys.list({ includeDeleted: opts.all === true });
-        if (opts.json) return printJson(list.map(keyJson));
+        if (opts.json) return printJson(list.map((k) => ({ ...keyJson(k), ...keySpend(store.db, k) })));
         if (list.length === 0) return note('No keys yet. Create one with `gateway keys create --name mytool`.');
         table(
-          ['NAME', 'KEY', 'STATE', 'BUDGET', 'RPM', 'TPM', 'MODELS'],
-          list.map((k) => [k.name, `${k.prefix}…`, k.state, k.budgetUsd !== null ? `$${k.budgetUsd} ${k.budgetPeriod ?? 'total'}` : null, k.rpm, k.tpm, k.models?.join(',')]),
+          ['NAME', 'KEY', 'STATE', 'SPENT / BUDGET', 'USED', 'RPM', 'TPM', 'MODELS'],
+          list.map((k) => {
+            const s = keySpend(store.db, k);
+            const spent = `$${formatUsd(s.spent_usd)}`;
+            return [
+              k.name,
+              `${k.prefix}…`,
+              k.state,
+              k.budgetUsd !== null ? `${spent} / $${formatUsd(k.budgetUsd)} ${s.spent_period}` : `${spent} today (no budget)`,
+              k.budgetUsd !== null ? (k.budgetUsd > 0 ? `${Math.round((s.spent_usd / k.budgetUsd) * 100)}%` : 'spent') : null,
+              k.rpm,
+              k.tpm,
+              k.models?.join(','),
+            ];
+          }),
         );
       });
     });

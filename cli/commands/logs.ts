@@ -1,16 +1,70 @@
 /** `gateway logs`: the audit trail, newest first; `--follow` tails it; `show ID` has the whole call. */
 import type { Command } from 'commander';
-import { callDetailJson, callToJson } from '../../core/call-json.ts';
+import { callDetailJson } from '../../core/call-json.ts';
 import type { CallJson } from '../../core/call-json.ts';
-import { getCall, listCalls, purgeCalls } from '../../core/storage/audit-queries.ts';
+import { getCall, purgeCalls } from '../../core/storage/audit-queries.ts';
+import { parseStatusFilter, searchCalls } from '../../core/storage/log-search.ts';
+import type { LogSearch } from '../../core/storage/log-search.ts';
 import { formatUsd } from '../../core/pricing/cost.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { note, out, printJson, withStore } from '../context.ts';
 
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `2026-11-24 10:24:53` in the machine's local time: what a user compares with their clock. */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** A call's cost in words: refused calls cost nothing (`-`), unpriced ones say so, estimates end in `~`. */
+function costWords(c: CallJson): string {
+  if (c.cost_usd === null) return c.provider === null || c.status >= 400 ? '-' : 'unpriced';
+  return `$${formatUsd(c.cost_usd)}${c.pricing === 'estimated' ? '~' : ''}`;
+}
+
 export function formatCallLine(c: CallJson): string {
-  const cost = c.cost_usd === null ? 'unpriced' : `$${formatUsd(c.cost_usd)}${c.pricing === 'estimated' ? '~' : ''}`;
   const err = c.status >= 400 ? ` ${c.error_type ?? ''}: ${c.error_message ?? ''}` : '';
-  return `${c.time} ${c.status} ${c.key ?? '-'} ${c.model_requested ?? '-'}${c.provider ? ` → ${c.provider}/${c.model}` : ''} in=${c.input_tokens} out=${c.output_tokens} ${cost} ${c.latency_ms}ms x${c.attempts} ${c.id}${err}`;
+  const stream = c.stream ? ' [stream]' : '';
+  return `${localTime(c.time)} ${c.status} ${c.key ?? '-'} ${c.model_requested ?? '-'}${c.provider ? ` → ${c.provider}/${c.model}` : ''}${stream} in=${c.input_tokens} out=${c.output_tokens} ${costWords(c)} ${c.latency_ms}ms x${c.attempts} ${c.id}${err}`;
+}
+
+/**
+ * `--since`: a duration back from now (`30m`, `2h`, `7d`), a local date (`2026-11-01`, from its
+ * midnight), or any date-time JavaScript reads (`2026-11-01T09:00`, local unless it names a zone).
+ */
+export function parseSince(raw: string, now = Date.now()): number {
+  const rel = /^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$/i.exec(raw.trim());
+  if (rel) {
+    const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[rel[2].toLowerCase() as 's' | 'm' | 'h' | 'd' | 'w'];
+    return now - Number(rel[1]) * unit;
+  }
+  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(raw.trim());
+  if (day) return new Date(Number(day[1]), Number(day[2]) - 1, Number(day[3])).getTime();
+  const t = Date.parse(raw);
+  if (!Number.isFinite(t)) throw usageError(`--since ${raw}: use a duration (30m, 2h, 7d), a date (2026-11-01) or a date-time`);
+  return t;
+}
+
+interface LogFilterOptions {
+  key?: string;
+  model?: string;
+  status?: string;
+  since?: string;
+}
+
+function searchOf(opts: LogFilterOptions, limit: number): LogSearch {
+  const s: LogSearch = { limit };
+  if (opts.key) s.key = opts.key;
+  if (opts.model) s.model = opts.model;
+  if (opts.status) {
+    const st = parseStatusFilter(opts.status);
+    if (st === null) throw usageError(`--status ${opts.status}: use a code (429), a class (4xx, 5xx), ok or error`);
+    s.status = st;
+  }
+  if (opts.since) s.since = parseSince(opts.since);
+  return s;
 }
 
 export function registerLogs(program: Command): void {
@@ -20,25 +74,30 @@ export function registerLogs(program: Command): void {
     .option('--json', 'one JSON object per line')
     .option('--follow', 'keep printing new calls')
     .option('--limit <n>', 'how many calls', '50')
-    .action(async (opts: { json?: boolean; follow?: boolean; limit: string }) => {
+    .option('--key <name>', 'only calls made with this key')
+    .option('--model <model>', 'only calls for this model (requested or resolved)')
+    .option('--status <s>', 'only this status: a code (429), a class (4xx, 5xx), ok or error')
+    .option('--since <when>', 'only calls since: 30m, 2h, 7d, a date (2026-11-01) or a date-time')
+    .action(async (opts: LogFilterOptions & { json?: boolean; follow?: boolean; limit: string }) => {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit <= 0) throw usageError('--limit must be a positive integer');
+      const search = searchOf(opts, limit);
       const print = (c: CallJson) => out(opts.json ? JSON.stringify(c) : formatCallLine(c));
       await withStore(async (store) => {
-        const first = listCalls(store.db, { limit });
-        for (const c of first) print(callToJson(c));
+        const first = searchCalls(store.db, search);
+        for (const c of first) print(c);
         if (!opts.follow) return;
         // Following prints oldest-to-newest as calls arrive; the server flushes at least every 200 ms.
         const seen = new Set(first.map((c) => c.id));
-        let since = first.length > 0 ? first[0].time : Date.now() - 1000;
+        let since = first.length > 0 ? Date.parse(first[0].time) : Date.now() - 1000;
         await new Promise<void>((resolve) => {
           const timer = setInterval(() => {
-            const fresh = listCalls(store.db, { limit: 1000, sinceTime: since }).reverse();
+            const fresh = searchCalls(store.db, { ...search, limit: 1000, since: Math.max(search.since ?? 0, since) }).reverse();
             for (const c of fresh) {
               if (seen.has(c.id)) continue;
               seen.add(c.id);
-              since = Math.max(since, c.time);
-              print(callToJson(c));
+              since = Math.max(since, Date.parse(c.time));
+              print(c);
             }
           }, 300);
           const stop = () => {

@@ -13,6 +13,7 @@ import { dataHome, note, out } from '../context.ts';
 import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
 import { offerInitOnFirstRun } from './init.ts';
 import { formatCallLine } from './logs.ts';
+import { loginLink } from './ui.ts';
 
 const optsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).optional(),
@@ -69,7 +70,9 @@ export function registerStart(program: Command): void {
       }
 
       note(`gateway listening on ${gw.baseUrl}`);
-      note(`Dashboard: ${gw.url}/ui (it asks for the admin token, in ${dataPaths(home).adminToken})`);
+      // A one-time sign-in link (valid 15 minutes; `gateway ui` makes a fresh one), not the token's path.
+      const dashboardLink = await loginLink(gw.url, gw.adminToken, 900).then((l) => l.url, () => null);
+      note(dashboardLink ? `Dashboard (signed in; the link works once, for 15 minutes; later: gateway ui): ${dashboardLink}` : `Dashboard: ${gw.url}/ui (gateway ui opens it signed in)`);
       if (gw.createdKey) {
         note(`Demo key "${gw.createdKey.name}" (shown once; also kept in ${demoKeyFile(home)}):`);
         out(gw.createdKey.secret);

@@ -1,20 +1,8 @@
 /** Pure formatting for the dashboard: money, bars, times, colours. No React here, so tests need none. */
+import { money, until } from '../../core/display-format.ts';
 
-/** Dollars for humans: cents for big amounts, three significant digits for tiny ones, never exponent notation. */
-export function money(usd: number | null | undefined): string {
-  if (usd === null || usd === undefined || !Number.isFinite(usd)) return '-';
-  if (usd === 0) return '$0.00';
-  const abs = Math.abs(usd);
-  const decimals = abs >= 1 ? 2 : Math.min(10, Math.max(2, 2 - Math.floor(Math.log10(abs))));
-  let s = abs.toFixed(decimals);
-  // Drop trailing zeros past the cents ("0.000260" → "0.00026"), keep "1.50".
-  if (decimals > 2) {
-    s = s.replace(/0+$/, '');
-    const cents = s.length - s.indexOf('.') - 1;
-    if (cents < 2) s += '0'.repeat(2 - cents);
-  }
-  return `${usd < 0 ? '-' : ''}$${s}`;
-}
+// Shared with the tray, which takes them from the core's public entry point.
+export { money, until };
 
 /** A fixed-width bar, `fraction` clamped to 0..1: `██████░░░░`. */
 export function bar(fraction: number, width: number): string {
@@ -37,15 +25,6 @@ export function latency(ms: number | null | undefined): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
   return `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`;
-}
-
-/** "in 12s", "in 3m05s", "now" — for the next circuit-breaker probe. */
-export function until(atMs: number | null, nowMs: number): string {
-  if (atMs === null) return '';
-  const d = atMs - nowMs;
-  if (d <= 0) return 'now';
-  const s = Math.ceil(d / 1000);
-  return s < 60 ? `in ${s}s` : `in ${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
 /** Compact token counts: 950, 12.3k, 4.1M. */

@@ -6,20 +6,36 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { GatewayError } from '../errors.ts';
+import { badRequest } from '../errors.ts';
+import { readBody } from '../gateway/read-body.ts';
 import { sendJson } from '../gateway/respond.ts';
 import { readAdminBody } from './admin-route.ts';
 import type { AdminRoute } from './admin-route.ts';
 import type { LoginCodes } from './login-codes.ts';
 
 const exchangeSchema = z.object({ code: z.string().min(1).max(200) }).strict();
+const issueSchema = z.object({ ttl_seconds: z.number().int().positive().max(900).optional() }).strict();
 
 /** The page path that signs in with a code: a fragment, so the code reaches neither logs nor Referer. */
 export const loginPath = (code: string): string => `/ui/#login=${encodeURIComponent(code)}`;
 
 export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins }) => {
   if (method !== 'POST' || path !== '/admin/login-codes') return false;
-  req.resume();
-  const { code, expiresAt } = logins.issue();
+  // The body is optional: `{"ttl_seconds": N}` (at most 900) for a link printed ahead of its use.
+  const raw = (await readBody(req, 4096)).toString('utf8').trim();
+  let ttlSeconds: number | undefined;
+  if (raw !== '') {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      throw badRequest('The body must be JSON: {"ttl_seconds": N}, or empty.', 'invalid_json');
+    }
+    const parsed = issueSchema.safeParse(json);
+    if (!parsed.success) throw badRequest(`ttl_seconds: ${parsed.error.issues[0]?.message ?? 'invalid'}`, 'invalid_value', 'ttl_seconds');
+    ttlSeconds = parsed.data.ttl_seconds;
+  }
+  const { code, expiresAt } = logins.issue(ttlSeconds === undefined ? undefined : ttlSeconds * 1000);
   sendJson(res, 201, { code, path: loginPath(code), expires_at: new Date(expiresAt).toISOString() }, headers);
   return true;
 };

@@ -2,12 +2,14 @@
  * One-click sign-in for the dashboard page. Whoever holds the admin token (the CLI's `gateway ui`,
  * `gateway start`, the tray) asks for a one-time code; the browser opens `/ui/#login=CODE` (a fragment,
  * so the code never reaches a server log or a Referer) and trades the code for a session token. A code
- * works once and for a minute; a session lasts a working day and dies with the process.
+ * works once and for a minute (at most 15 if asked); a session lasts a working day and dies with the process.
  */
 import { randomBytes } from 'node:crypto';
 import { tokenMatches } from '../gateway/admin-token.ts';
 
 export const CODE_TTL_MS = 60_000;
+/** The longest a code may live: `gateway start` prints one that should still work when clicked a little later. */
+export const MAX_CODE_TTL_MS = 15 * 60_000;
 export const SESSION_TTL_MS = 12 * 3_600_000;
 const MAX_LIVE = 1000;
 
@@ -20,10 +22,10 @@ export class LoginCodes {
     this.now = now;
   }
 
-  issue(): { code: string; expiresAt: number } {
+  issue(ttlMs: number = CODE_TTL_MS): { code: string; expiresAt: number } {
     this.prune();
     const code = `gwcode-${randomBytes(18).toString('base64url')}`;
-    const expiresAt = this.now() + CODE_TTL_MS;
+    const expiresAt = this.now() + Math.max(1_000, Math.min(MAX_CODE_TTL_MS, ttlMs));
     this.codes.set(code, expiresAt);
     return { code, expiresAt };
   }

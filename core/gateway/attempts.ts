@@ -153,6 +153,7 @@ export async function runAttempts<T>(
           param: uf.param ?? null,
           message: scrubSecrets(uf.message, [apiKey]),
           headers: { 'x-gateway-provider': c.provider, 'x-gateway-model': c.model, 'x-gateway-attempts': String(attempts.length) },
+          ...(uf.body !== undefined ? { upstream: { protocol: c.runtime.adapter.protocol, status: clientStatus(uf.status), body: scrubSecrets(uf.body, [apiKey]) } } : {}),
         }),
         attempts,
       );

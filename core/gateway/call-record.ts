@@ -63,6 +63,9 @@ export class CallRecord {
 
   key: StoredKey | null;
   stream: boolean;
+  /** The client's `user-agent`, and Claude Code's session id (`x-claude-code-session-id`), when sent. */
+  userAgent: string | null = null;
+  sessionId: string | null = null;
 
   /** The call's usage, clamped to sane counts whatever the upstream said. */
   get usage(): Usage | null {
@@ -121,6 +124,8 @@ export class CallRecord {
       attemptsJson: JSON.stringify(
         this.attempts.map((a) => ({ provider: a.provider, model: a.model, status: a.status, error: a.error, duration_ms: a.durationMs })),
       ),
+      userAgent: this.userAgent,
+      sessionId: this.sessionId,
       requestBody: storeBodies ? scrub(this.requestBody) : null,
       responseBody: storeBodies ? scrub(this.responseBody) : null,
     };

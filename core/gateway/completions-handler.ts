@@ -1,22 +1,26 @@
 /**
  * `POST /v1/completions` (legacy). The body passes through to OpenAI-protocol providers; a stream
- * goes through the chat relay (`streamCall`): chunks keep `object: "text_completion"`, usage is always
+ * goes through the call pipeline with chat's chunk renderer: chunks keep `object: "text_completion"`, usage is always
  * requested upstream and shown only when the client asked, errors after the first byte end the stream
  * with an error event.
  */
-import { badRequest } from '../errors.ts';
+import { badRequest, internalError } from '../errors.ts';
 import { openAIChatBody } from '../providers/openai/request.ts';
 import type { CallContext, PassthroughBody } from '../providers/types.ts';
 import { toOpenAIUsage } from '../usage.ts';
 import type { Usage } from '../usage.ts';
 import { admit } from './admission.ts';
-import { streamCall } from './chat-stream.ts';
 import { countTokens, warmTokenizer } from './estimate.ts';
 import { passthroughRequestFor, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
 import type { RequestContext } from './request-context.ts';
 import { completionRequestSchema } from './schemas/completions.ts';
 import type { CompletionRequest } from './schemas/completions.ts';
 import { parseRequest } from './schemas/common.ts';
+import { runCall } from '../pipeline/run-call.ts';
+import type { CallRequest } from '../pipeline/call-model.ts';
+import type { FrontEnd } from '../pipeline/front-end.ts';
+import { ChatStreamRenderer, openAIErrorResponse } from '../frontends/openai-chat/front-end.ts';
+import { chunkCodec } from '../frontends/openai-chat/codec.ts';
 
 const isTokenArray = (v: unknown): boolean => Array.isArray(v) && v.every((t) => Number.isInteger(t));
 
@@ -64,6 +68,36 @@ function completionBody(body: CompletionRequest, callCtx: CallContext): Passthro
   };
 }
 
+/** Legacy completions stream like chat (same chunk relay, usage chunk and `[DONE]`); their bodies are never translated. */
+const completionsFrontEnd: FrontEnd = {
+  protocol: 'openai-completions',
+  parse: () => {
+    throw internalError('legacy completions are parsed by their handler');
+  },
+  render: () => {
+    throw internalError('legacy completions answer natively');
+  },
+  stream: (req, meta) => new ChatStreamRenderer(meta.model, req.streamUsage, 'text_completion'),
+  error: (err) => openAIErrorResponse(err),
+};
+
+function completionCall(body: CompletionRequest, maxOutputTokens: number | null, n: number): CallRequest {
+  return {
+    inbound: 'openai-completions',
+    model: body.model,
+    system: [],
+    messages: [],
+    tools: [],
+    maxOutputTokens,
+    n,
+    stream: true,
+    streamUsage: clientWantsUsage(body),
+    extra: {},
+    forwardHeaders: {},
+    raw: body,
+  };
+}
+
 export async function handleCompletions(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const body = validateCompletionRequest(raw);
   ctx.record.modelRequested = body.model;
@@ -73,17 +107,20 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
   // best_of generates (and bills) that many completions server-side, returning n of them.
   const n = Math.max(typeof body.n === 'number' && body.n > 0 ? body.n : 1, typeof body.best_of === 'number' && body.best_of > 0 ? body.best_of : 1);
   const prompts = Array.isArray(body.prompt) && !isTokenArray(body.prompt) ? body.prompt.length : 1;
+  if (body.stream === true) {
+    await runCall(ctx, {
+      frontEnd: completionsFrontEnd,
+      request: completionCall(body, maxTokens, n * prompts),
+      promptTokens: () => promptTokens(body.prompt),
+      estimate: (text) => estimate(body.prompt, text),
+      narrow: (admission) => servingCandidates(admission, '/completions', body.model),
+      codecFor: (c) => chunkCodec(c, (callCtx) => passthroughRequestFor(c, '/completions', completionBody(body, callCtx), callCtx), completionText),
+    });
+    return;
+  }
   const admission = admit(ctx, body.model, { inputTokens: () => promptTokens(body.prompt), maxOutputTokens: maxTokens, n: n * prompts });
   try {
     const serving = servingCandidates(admission, '/completions', body.model);
-    if (body.stream === true) {
-      await streamCall(ctx, serving, {
-        request: (c, callCtx) => passthroughRequestFor(c, '/completions', completionBody(body, callCtx), callCtx),
-        estimate: (text) => estimate(body.prompt, text),
-        wantsUsage: clientWantsUsage(body),
-      });
-      return;
-    }
     const success = await runPassthrough(ctx, serving, { path: '/completions', stream: false, jsonOnly: true, body: (callCtx) => completionBody(body, callCtx) });
     let usage: Usage | null = null;
     if (success.value.kind === 'json') {

@@ -10,7 +10,7 @@ import { admit } from './admission.ts';
 import { runAttempts } from './attempts.ts';
 import type { AttemptOutcome } from './attempts.ts';
 import { priceUsage } from './call-record.ts';
-import { successHeaders } from './chat-handler.ts';
+import { successHeaders } from './success-headers.ts';
 import { countTokens } from './estimate.ts';
 import type { RequestContext } from './request-context.ts';
 import { clientGone } from './request-context.ts';

@@ -28,7 +28,17 @@ function visibleModels(ctx: RequestContext): ModelEntry[] {
   return out.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-export function handleListModels(ctx: RequestContext): void {
+/** Anthropic's list shape (Claude Code's `/model` picker reads `data[].id` and `display_name`). */
+function anthropicList(models: ModelEntry[]): Record<string, unknown> {
+  const data = models.map((m) => ({ type: 'model', id: m.id, display_name: m.id, created_at: new Date(m.created * 1000).toISOString() }));
+  return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
+
+export function handleListModels(ctx: RequestContext, anthropic = false): void {
+  if (anthropic) {
+    sendJson(ctx.res, 200, anthropicList(visibleModels(ctx)), { 'x-request-id': ctx.requestId, 'request-id': ctx.requestId, ...ctx.baseHeaders });
+    return;
+  }
   sendJson(ctx.res, 200, { object: 'list', data: visibleModels(ctx) }, { 'x-request-id': ctx.requestId, ...ctx.baseHeaders });
 }
 

@@ -17,7 +17,7 @@ import type { Admission } from './admission.ts';
 import { ClientGone, runAttempts } from './attempts.ts';
 import type { AttemptOutcome, AttemptSuccess } from './attempts.ts';
 import { priceUsage } from './call-record.ts';
-import { successHeaders } from './chat-handler.ts';
+import { successHeaders } from './success-headers.ts';
 import type { Candidate } from './model-router.ts';
 import type { RequestContext } from './request-context.ts';
 import { clientGone } from './request-context.ts';

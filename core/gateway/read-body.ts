@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { badRequest, GatewayError, requestTooLarge } from '../errors.ts';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
 
 /** Deeper JSON is refused: real requests (tool schemas included) nest a few dozen levels at most. */
 export const MAX_JSON_DEPTH = 128;
@@ -18,8 +19,8 @@ export const bodyTimeout = (idleMs: number): GatewayError =>
     headers: { connection: 'close' },
   });
 
-/** `idleMs`: the longest silence allowed between two chunks of the body (0 = none). */
-export async function readBody(req: IncomingMessage, limitBytes: number, idleMs = 0): Promise<Buffer> {
+/** `idleMs`: the longest silence allowed between two chunks of the body (0 = none); every caller gets one by default. */
+export async function readBody(req: IncomingMessage, limitBytes: number, idleMs = DEFAULT_BODY_TIMEOUT_MS): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) {
     req.resume();
@@ -81,7 +82,7 @@ export function checkDepth(value: unknown, max = MAX_JSON_DEPTH): void {
   }
 }
 
-export async function readJsonObject(req: IncomingMessage, limitBytes: number, idleMs = 0): Promise<{ json: Record<string, unknown>; text: string }> {
+export async function readJsonObject(req: IncomingMessage, limitBytes: number, idleMs = DEFAULT_BODY_TIMEOUT_MS): Promise<{ json: Record<string, unknown>; text: string }> {
   const buf = await readBody(req, limitBytes, idleMs);
   if (buf.length === 0) throw badRequest('The request body is empty; send a JSON object.', 'invalid_json');
   const text = buf.toString('utf8');

@@ -2,7 +2,7 @@
  * The route table of the public API. Paths are matched on the raw URL so percent-encoded model ids
  * (`deepseek-ai%2FDeepSeek-V3`) stay one segment. Dashboard paths answer with and without `/v1`.
  */
-export type ModelCallRoute = 'chat' | 'embeddings' | 'completions' | 'images' | 'transcriptions' | 'translations';
+export type ModelCallRoute = 'chat' | 'embeddings' | 'completions' | 'images' | 'transcriptions' | 'translations' | 'messages' | 'count-tokens' | 'responses';
 export type PlainRoute = 'models' | 'model' | 'balance' | 'user-info' | 'subscription' | 'billing-usage';
 
 export type RouteMatch =
@@ -20,7 +20,14 @@ const CALLS: Record<string, ModelCallRoute> = {
   '/v1/images/generations': 'images',
   '/v1/audio/transcriptions': 'transcriptions',
   '/v1/audio/translations': 'translations',
+  // Anthropic Messages (Claude Code appends `?beta=true`; routes match on the path alone).
+  '/v1/messages': 'messages',
+  '/v1/messages/count_tokens': 'count-tokens',
+  '/v1/responses': 'responses',
 };
+
+/** What the public API serves, for the 404 of a path it does not. */
+export const SERVED_PATHS = 'POST /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/images/generations, /v1/audio/transcriptions, /v1/audio/translations, /v1/messages, /v1/messages/count_tokens, /v1/responses; GET /v1/models, /v1/models/{model}, /v1/balance';
 
 const PLAIN_GET: Record<string, PlainRoute> = {
   '/v1/models': 'models',

@@ -5,13 +5,18 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GatewayError, notFound } from '../errors.ts';
+import { GatewayError, internalError, notFound } from '../errors.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { AttemptsFailed, ClientGone } from './attempts.ts';
 import { authenticate } from './auth.ts';
 import { handleBalance, handleBillingUsage, handleSubscription, handleUserInfo } from './billing-handler.ts';
 import { CallRecord } from './call-record.ts';
-import { handleChat } from './chat-handler.ts';
+import { handleChat } from '../frontends/openai-chat/handler.ts';
+import { handleResponses } from '../frontends/openai-responses/handler.ts';
+import { openAIChatFrontEnd } from '../frontends/openai-chat/front-end.ts';
+import { handleCountTokens, handleMessages } from '../frontends/anthropic-messages/handler.ts';
+import { anthropicMessagesFrontEnd } from '../frontends/anthropic-messages/front-end.ts';
+import type { FrontEnd } from '../pipeline/front-end.ts';
 import type { GatewayDeps } from './deps.ts';
 import { handleEmbeddings } from './embeddings-handler.ts';
 import { handleAudio } from './audio-handler.ts';
@@ -29,7 +34,7 @@ import { answerClientError } from './client-error.ts';
 import type { RequestContext } from './request-context.ts';
 import { newRequestId } from './request-id.ts';
 import { sendError, sendJson } from './respond.ts';
-import { matchRoute, pathExists } from './routes.ts';
+import { matchRoute, pathExists, SERVED_PATHS } from './routes.ts';
 import type { ModelCallRoute, PlainRoute } from './routes.ts';
 import { checkHost, checkOrigin, corsHeaders } from './security.ts';
 
@@ -100,11 +105,40 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       case 'none':
         break;
     }
+    return unserved(req, res, requestId, method, path, cors);
+  }
+
+  /** A path the gateway does not serve: logged like any call, answered in the envelope the client reads. */
+  function unserved(req: IncomingMessage, res: ServerResponse, requestId: string, method: string, path: string, cors: Record<string, string>): void {
     req.resume();
+    const record = newRecord(req, requestId, `${method} ${path}`.slice(0, 200));
+    try {
+      record.key = authenticate(req, deps.live);
+    } catch {
+      /* an unknown path is answered whatever the key */
+    }
     const err = pathExists(path)
       ? new GatewayError({ status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: `${method} is not supported on ${path}.` })
-      : notFound(`Unknown path ${method} ${path}. The gateway serves the OpenAI API under /v1.`);
-    sendError(res, err, { ...cors, 'x-request-id': requestId });
+      : notFound(`Unknown path ${method} ${path}. The gateway serves ${SERVED_PATHS}.`);
+    const { status, ge } = sendFrontEndError(res, frontEndFor(req, null), err, requestId, cors);
+    logRow(record, status, ge.type, ge.message);
+  }
+
+  function newRecord(req: IncomingMessage, requestId: string, endpoint: string): CallRecord {
+    const record = new CallRecord({ requestId, startedAt: Date.now(), startedPerf: performance.now(), key: null, endpoint, stream: false });
+    const ua = req.headers['user-agent'];
+    if (typeof ua === 'string') record.userAgent = ua;
+    const session = req.headers['x-claude-code-session-id'];
+    if (typeof session === 'string') record.sessionId = session;
+    return record;
+  }
+
+  function logRow(record: CallRecord, status: number, errorType: string | null, errorMessage: string | null): void {
+    // Cut before the secret scrubber reads it: the row keeps 64 KiB at most anyway.
+    if (record.responseBody !== null && record.responseBody.length > MAX_BODY_BYTES) record.responseBody = truncateBody(record.responseBody);
+    const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
+    deps.store.audit.record(row);
+    hooks.onCall?.(row);
   }
 
   function context(req: IncomingMessage, res: ServerResponse, requestId: string, record: CallRecord, cors: Record<string, string>): RequestContext {
@@ -116,8 +150,9 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
   }
 
   async function modelCall(req: IncomingMessage, res: ServerResponse, requestId: string, route: ModelCallRoute, endpoint: string, cors: Record<string, string>): Promise<void> {
-    const record = new CallRecord({ requestId, startedAt: Date.now(), startedPerf: performance.now(), key: null, endpoint, stream: false });
+    const record = newRecord(req, requestId, endpoint);
     const ctx = context(req, res, requestId, record, cors);
+    const frontEnd = frontEndFor(req, route);
     let status = 200;
     let errorType: string | null = null;
     let errorMessage: string | null = null;
@@ -138,6 +173,9 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         record.requestBody = text.length > MAX_BODY_BYTES ? truncateBody(text) : text;
         record.stream = json.stream === true;
         if (route === 'chat') await handleChat(ctx, json);
+        else if (route === 'responses') await handleResponses(ctx, json);
+        else if (route === 'messages') await handleMessages(ctx, json);
+        else if (route === 'count-tokens') await handleCountTokens(ctx, json);
         else if (route === 'completions') await handleCompletions(ctx, json);
         else if (route === 'images') await handleImages(ctx, json);
         else await handleEmbeddings(ctx, json);
@@ -160,16 +198,18 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       } else {
         const failure = err instanceof AttemptsFailed ? err.error : err;
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
-        if (!req.complete) req.resume();
-        const ge = sendError(res, failure, { ...ctx.baseHeaders, 'x-request-id': requestId });
-        status = ge.status;
-        errorType = ge.type;
-        errorMessage = ge.message;
+        if (!req.complete) {
+          // The rest of the body is not wanted: answer, then close rather than drain a trickle forever.
+          if (!res.headersSent) res.setHeader('connection', 'close');
+          req.resume();
+        }
+        const sent = sendFrontEndError(res, frontEnd, failure, requestId, ctx.baseHeaders);
+        status = sent.status;
+        errorType = sent.ge.type;
+        errorMessage = sent.ge.message;
       }
     } finally {
-      const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
-      deps.store.audit.record(row);
-      hooks.onCall?.(row);
+      logRow(record, status, errorType, errorMessage);
       hooks.inflight?.leave(ctx);
     }
   }
@@ -184,7 +224,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       if (ctx.key.rpm || ctx.key.tpm) Object.assign(ctx.baseHeaders, deps.limiter.peek(ctx.key.id, { rpm: ctx.key.rpm, tpm: ctx.key.tpm }).headers);
       switch (route) {
         case 'models':
-          return handleListModels(ctx);
+          return handleListModels(ctx, frontEndFor(req, null).protocol === 'anthropic-messages');
         case 'model':
           return handleGetModel(ctx, param ?? '');
         case 'balance':
@@ -197,11 +237,32 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
           return handleBillingUsage(ctx, query);
       }
     } catch (err) {
-      sendError(res, err, { ...ctx.baseHeaders, 'x-request-id': requestId });
+      sendFrontEndError(res, frontEndFor(req, null), err, requestId, ctx.baseHeaders);
     }
   }
 
   return server;
+}
+
+/** The protocol a client speaks: its route's, else Anthropic when it sends Anthropic's headers, else OpenAI. */
+function frontEndFor(req: IncomingMessage, route: ModelCallRoute | null): FrontEnd {
+  if (route === 'messages' || route === 'count-tokens') return anthropicMessagesFrontEnd;
+  if (route !== null) return openAIChatFrontEnd;
+  return req.headers['anthropic-version'] !== undefined || req.headers['x-api-key'] !== undefined ? anthropicMessagesFrontEnd : openAIChatFrontEnd;
+}
+
+/** Sends an error in the front end's envelope; returns the status the client saw. */
+function sendFrontEndError(res: ServerResponse, frontEnd: FrontEnd, err: unknown, requestId: string, headers: Record<string, string>): { status: number; ge: GatewayError } {
+  if (!(err instanceof GatewayError)) console.error('[gateway] internal error:', err instanceof Error ? err.stack : err);
+  const ge = err instanceof GatewayError ? err : internalError();
+  if (res.headersSent) {
+    res.destroy();
+    return { status: ge.status, ge };
+  }
+  const r = frontEnd.error(ge, requestId);
+  res.writeHead(r.status, { ...headers, ...r.headers, 'x-request-id': requestId, 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body) });
+  res.end(r.body);
+  return { status: r.status, ge };
 }
 
 export async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {

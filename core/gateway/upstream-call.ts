@@ -34,7 +34,7 @@ export async function sendToProvider(
   } catch {
     /* a reset while reading an error body: the status is enough */
   }
-  return { ok: false, failure: { kind: 'http', failure: adapter.parseError(res.status, text, res.headers) } };
+  return { ok: false, failure: { kind: 'http', failure: { ...adapter.parseError(res.status, text, res.headers), body: text } } };
 }
 
 export function transportFailure(err: unknown): { ok: false; failure: AttemptFailure } {

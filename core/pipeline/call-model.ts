@@ -91,7 +91,8 @@ export interface ReasoningPart {
 export type ContentPart = TextPart | ImagePart | DocumentPart | ToolCallPart | ToolResultPart | ReasoningPart;
 
 export interface CallMessage {
-  role: 'user' | 'assistant' | 'tool';
+  /** `system`: an instruction in the middle of the conversation (Claude Code sends these). */
+  role: 'user' | 'assistant' | 'tool' | 'system';
   content: ContentPart[];
   /** OpenAI `name` on a message, when given. */
   name?: string;

@@ -28,6 +28,8 @@ export interface StreamEnd {
   costUsd: number | null;
   /** True when the usage was counted by the gateway, not reported by the provider. */
   estimated: boolean;
+  /** A native pass-through's own usage object or chunk as the upstream sent it, when one came. */
+  upstreamUsage?: Record<string, unknown>;
 }
 
 /** Turns a call's events into the protocol's SSE text, one event at a time. */
@@ -40,6 +42,11 @@ export interface StreamRenderer {
   error(err: GatewayError): string;
   /** Text to write during a long upstream silence so the client does not time out, or null for none. */
   keepAlive(): string | null;
+  /**
+   * Optional, for native pass-through: the text for one frame of the client's own protocol, relayed as
+   * the upstream sent it (`event` is its SSE event name). Without it the frame is written as plain SSE.
+   */
+  raw?(data: string, event: string | undefined): string;
 }
 
 export interface FrontEnd {
@@ -52,4 +59,6 @@ export interface FrontEnd {
   stream(req: CallRequest, meta: ResponseMeta): StreamRenderer;
   /** An error response in this protocol's envelope (status may differ: e.g. Anthropic 529 for overload). */
   error(err: GatewayError, requestId: string): { status: number; headers: Record<string, string>; body: string };
+  /** Optional: headers every answer of this protocol carries (e.g. Anthropic's `request-id`). */
+  headers?(requestId: string): Record<string, string>;
 }

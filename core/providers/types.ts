@@ -5,6 +5,7 @@
  * elsewhere, so an adapter never does I/O.
  */
 import type { Usage } from '../usage.ts';
+import type { CallEvent, CallRequest, CallResult } from '../pipeline/call-model.ts';
 
 export const PROVIDER_TYPES = ['openai', 'openai-compatible', 'anthropic', 'gemini', 'azure', 'demo'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
@@ -52,6 +53,8 @@ export interface CallContext {
   /** The provider secret, or null when the provider needs none. */
   apiKey: string | null;
   stream: boolean;
+  /** Client headers this upstream must see (e.g. `anthropic-beta` for an Anthropic provider). */
+  forwardHeaders?: Record<string, string>;
 }
 
 /** A non-stream result: an OpenAI `chat.completion` object (usage included when known). */
@@ -75,6 +78,8 @@ export interface UpstreamFailure {
   param?: string | null;
   /** From `retry-after-ms` / `retry-after`, when the provider said. */
   retryAfterMs?: number;
+  /** The error body as the provider sent it (HTTP errors), for a pass-through of the same protocol. */
+  body?: string;
 }
 
 export type StreamPiece =
@@ -95,6 +100,38 @@ export interface StreamTranslator {
   usageSoFar?(): Usage | null;
 }
 
+/**
+ * What a frame decoder hands the pipeline: neutral events for a front end to render, or (native
+ * pass-through) a frame of the client's own protocol to relay as it came, with usage read on the side.
+ */
+export type Frame =
+  | { kind: 'event'; event: CallEvent }
+  /** A native frame: `data` (and its `event:` name) written to the client as-is; `text` is its visible text (for estimates). */
+  | { kind: 'raw'; data: string; event?: string; text: string; good: boolean }
+  /** The usage of the whole call so far; `raw` is the upstream's own usage object or chunk, when a native renderer wants it. */
+  | { kind: 'usage'; usage: Usage; raw?: Record<string, unknown> }
+  /** The upstream reported an error in the stream; `raw` is its native event text, relayed verbatim by a pass-through. */
+  | { kind: 'error'; failure: UpstreamFailure; raw?: { event?: string; data: string } }
+  | { kind: 'end' };
+
+export interface FrameDecoder {
+  push(event: SseEvent): Frame[];
+  /** The upstream connection closed; returns anything still pending (an `error` when the stream was cut). */
+  finish(): Frame[];
+  /** Optional: the usage reported so far, for billing a stream cut before its final usage. */
+  usageSoFar?(): Usage | null;
+}
+
+/** The neutral half of an adapter: the call model in, the call model out. */
+export interface NeutralCodec {
+  /** The upstream request for a neutral call (only what this upstream understands is sent). */
+  encodeCall(req: CallRequest, ctx: CallContext): UpstreamRequest;
+  /** A non-stream answer, decoded. */
+  decodeCall(json: unknown, ctx: CallContext, req: CallRequest): CallResult;
+  /** A decoder of this upstream's stream frames into neutral events. */
+  callFrames(ctx: CallContext, req: CallRequest): FrameDecoder;
+}
+
 export interface EmbeddingsResult {
   /** An OpenAI embeddings list with `float` vectors. */
   body: Record<string, unknown>;
@@ -103,6 +140,10 @@ export interface EmbeddingsResult {
 
 export interface ProviderAdapter {
   readonly type: ProviderType;
+  /** The wire protocol this upstream speaks natively (a front end of the same protocol passes bodies through). */
+  readonly protocol: 'openai-chat' | 'anthropic-messages' | 'gemini';
+  /** Neutral encode/decode (every adapter). */
+  readonly neutral: NeutralCodec;
   chatRequest(body: ChatRequest, ctx: CallContext): UpstreamRequest;
   chatResponse(json: unknown, ctx: CallContext): ChatResult;
   chatStream(ctx: CallContext): StreamTranslator;

@@ -98,13 +98,15 @@ interface CallDbRow {
   ttft_ms: number | null;
   attempts: number;
   attempts_json: string;
+  user_agent?: string | null;
+  session_id?: string | null;
   request_body?: string | null;
   response_body?: string | null;
 }
 
 const SUMMARY_COLUMNS = `id, time, key_id, key_name, endpoint, model_requested, model, provider, status, error_type,
   error_message, stream, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
-  pricing, price_version, latency_ms, ttft_ms, attempts, attempts_json`;
+  pricing, price_version, latency_ms, ttft_ms, attempts, attempts_json, user_agent, session_id`;
 
 // Budget checks and the live dashboards run these often: prepare each distinct query once per connection.
 const statementCache = new WeakMap<Database, Map<string, BetterSqlite3.Statement<unknown[], unknown>>>();
@@ -305,6 +307,8 @@ function toCallSummary(row: CallDbRow): CallSummary {
     attempts: row.attempts,
     attemptsJson: row.attempts_json,
     attemptList: parseAttempts(row.attempts_json),
+    userAgent: row.user_agent ?? null,
+    sessionId: row.session_id ?? null,
   };
 }
 

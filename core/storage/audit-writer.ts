@@ -50,6 +50,10 @@ export interface CallRow {
   /** Already redacted by the caller; capped to `maxBodyBytes` here. */
   requestBody: string | null;
   responseBody: string | null;
+  /** The client's `user-agent` header, when sent. */
+  userAgent?: string | null;
+  /** Claude Code's `x-claude-code-session-id`, when sent. */
+  sessionId?: string | null;
 }
 
 export interface AuditWriterOptions {
@@ -86,6 +90,7 @@ const CALL_COLUMNS = [
   'id', 'time', 'key_id', 'key_name', 'endpoint', 'model_requested', 'model', 'provider', 'status', 'error_type',
   'error_message', 'stream', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens',
   'cost_usd', 'pricing', 'price_version', 'latency_ms', 'ttft_ms', 'attempts', 'attempts_json', 'request_body', 'response_body',
+  'user_agent', 'session_id',
 ] as const;
 type CallColumns = Record<(typeof CALL_COLUMNS)[number], string | number | null>;
 type CallValues = (string | number | null)[];
@@ -272,6 +277,8 @@ export class AuditWriter {
       attempts_json: typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
       request_body: truncateBody(row.requestBody, this.maxBodyBytes),
       response_body: truncateBody(row.responseBody, this.maxBodyBytes),
+      user_agent: typeof row.userAgent === 'string' ? row.userAgent.slice(0, 512) : null,
+      session_id: typeof row.sessionId === 'string' ? row.sessionId.slice(0, 200) : null,
     };
   }
 }

@@ -139,6 +139,15 @@ export const MIGRATIONS: readonly Migration[] = [
         FROM calls GROUP BY 1, 2, 3;
     `,
   },
+  {
+    version: 3,
+    name: 'calls: user agent and agent session id',
+    // Who called: the client's user agent, and Claude Code's session id (groups an agent session's calls).
+    sql: `
+      ALTER TABLE calls ADD COLUMN user_agent TEXT;
+      ALTER TABLE calls ADD COLUMN session_id TEXT;
+    `,
+  },
 ];
 
 /** The newest schema this code knows. */

@@ -80,9 +80,9 @@ export class Retention {
     }
     const { maxBytes } = this.options;
     if (maxBytes === undefined) return deleted;
-    for (let round = 0; round < 20 && this.usedBytes() > maxBytes && (this.rows ?? 0) > 0; round++) {
+    for (let round = 0; round < 50 && this.usedBytes() > maxBytes && (this.rows ?? 0) > 0; round++) {
       // A tenth of the rows a round: the file shrinks only as pages empty, so go in steps and re-measure.
-      const n = this.trim(Math.max(100, Math.ceil((this.rows ?? 0) / 10)));
+      const n = this.trim(Math.ceil((this.rows ?? 0) / 10));
       deleted += n;
       this.reclaim();
       if (n === 0) break;

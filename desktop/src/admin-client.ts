@@ -1,7 +1,7 @@
 /**
- * The tray's view of the admin API. The snapshot call and its types are the terminal UI's
- * (`cli/tui/admin-client.ts`, imported, not copied); the tray adds what only it needs: reading the
- * admin token from the data home and `POST /admin/keys` for "create and copy a new key".
+ * The tray's view of the admin API. The snapshot call and its types come from the core's public
+ * entry point (the `gateway-local` package: core/index.ts); the tray adds what only it needs: reading
+ * the admin token from the data home and `POST /admin/keys` for "create and copy a new key".
  *
  * Everything imported here must load inside Electron's main process, whose Node has a different
  * native ABI from the pinned Node: nothing on this path may load `better-sqlite3` (the TUI's feed
@@ -9,12 +9,11 @@
  * `test/desktop/import-graph.test.ts` holds that line.
  */
 import { readFileSync } from 'node:fs';
-import { dataPaths } from '../../core/home.ts';
-import { adminError } from '../../cli/tui/admin-client.ts';
-import type { AdminEndpoint } from '../../cli/tui/admin-client.ts';
+import { adminError, dataPaths } from 'gateway-local';
+import type { AdminEndpoint } from 'gateway-local';
 
-export { fetchSnapshot } from '../../cli/tui/admin-client.ts';
-export type { AdminEndpoint, AdminSnapshot, KeySummary, ProviderSummary } from '../../cli/tui/admin-client.ts';
+export { fetchSnapshot } from 'gateway-local';
+export type { AdminEndpoint, AdminSnapshot, KeySummary, ProviderSummary } from 'gateway-local';
 
 /** The admin token of the gateway whose data home is `home` (the file the gateway writes on start). */
 export function readAdminToken(home: string): string {

@@ -12,7 +12,7 @@
  * - the first snapshot the tray sees announces a key already past a threshold once (the highest).
  */
 import type { AdminSnapshot, KeySummary } from './admin-client.ts';
-import { money } from '../../cli/tui/format.ts';
+import { money } from 'gateway-local';
 import { percentUsed } from './tray-model.ts';
 
 export const THRESHOLDS = [50, 80, 100] as const;

@@ -11,9 +11,8 @@ import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureDataHome, resolveDataHome } from '../../core/home.ts';
-import { clearServerState, processAlive, readServerState } from '../../core/server-state.ts';
-import type { ServerState } from '../../core/server-state.ts';
+import { clearServerState, ensureDataHome, processAlive, readServerState, resolveDataHome } from 'gateway-local';
+import type { ServerState } from 'gateway-local';
 import { readAdminToken } from './admin-client.ts';
 
 export interface GatewayConnection {

@@ -3,7 +3,7 @@
  * tooltip, and the menu. Built from an admin snapshot and the tray's own state; `main.ts` turns it
  * into Electron objects. No Electron here, so tests build it from a real gateway's snapshot.
  */
-import { money, until } from '../../cli/tui/format.ts';
+import { money, until } from 'gateway-local';
 import type { AdminSnapshot, KeySummary, ProviderSummary } from './admin-client.ts';
 
 export type GatewayStatus = 'stopped' | 'starting' | 'running' | 'stopping';

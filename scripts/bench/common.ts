@@ -77,6 +77,11 @@ const messages = [
   { role: 'user', content: 'And how much can a crash lose with that design? Give me the bound in one sentence.' },
 ];
 
+/** The same conversation as a Responses request (instructions + input items), bridged by the gateway to the chat upstream. */
+const responsesInput = messages.filter((m) => m.role !== 'system').map((m) => ({ type: 'message', role: m.role, content: m.content }));
+export const RESPONSES_BODY = JSON.stringify({ model: MODEL, instructions: messages[0].content, input: responsesInput, temperature: 0.2, max_output_tokens: 256, store: false });
+export const RESPONSES_STREAM_BODY = JSON.stringify({ model: MODEL, instructions: messages[0].content, input: responsesInput, temperature: 0.2, max_output_tokens: 256, store: false, stream: true });
+
 export const CHAT_BODY = JSON.stringify({ model: MODEL, messages, temperature: 0.2, max_tokens: 256 });
 export const STREAM_BODY = JSON.stringify({ model: MODEL, messages, temperature: 0.2, max_tokens: 256, stream: true, stream_options: { include_usage: true } });
 
@@ -122,3 +127,10 @@ export function cpuMs(pid: number): number | null {
 }
 
 export const mib = (bytes: number | null): string => (bytes === null ? 'n/a' : `${(bytes / 1048576).toFixed(1)} MiB`);
+
+/** The same conversation as an Anthropic Messages request (system apart), for the `/v1/messages` pass-through row. */
+const anthropicMessages = messages.filter((m) => m.role !== 'system');
+const anthropicSystem = [{ type: 'text', text: messages[0].content }];
+export const MESSAGES_MODEL = 'bench-claude';
+export const MESSAGES_BODY = JSON.stringify({ model: MESSAGES_MODEL, system: anthropicSystem, messages: anthropicMessages, temperature: 0.2, max_tokens: 256 });
+export const MESSAGES_STREAM_BODY = JSON.stringify({ model: MESSAGES_MODEL, system: anthropicSystem, messages: anthropicMessages, temperature: 0.2, max_tokens: 256, stream: true });

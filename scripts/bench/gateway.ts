@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dataPaths } from '../../core/home.ts';
 import { Store } from '../../core/storage/index.ts';
-import { BENCH_DIR, MODEL, freePort, rssBytes, sleep } from './common.ts';
+import { BENCH_DIR, MESSAGES_MODEL, MODEL, freePort, rssBytes, sleep } from './common.ts';
 import { registerTempDir, removeTempDir, spawnNode, waitForLine, waitHealthy } from './proc.ts';
 import type { Child } from './proc.ts';
 
@@ -17,6 +17,8 @@ export interface BenchProvider {
   name: string;
   baseUrl: string;
   priority: number;
+  /** Default `openai-compatible` serving the bench model; `anthropic` serves the `/v1/messages` row's model. */
+  type?: 'openai-compatible' | 'anthropic';
 }
 
 export interface GatewayOptions {
@@ -62,10 +64,10 @@ export async function startGatewayProcess(opts: GatewayOptions): Promise<Gateway
     for (const p of opts.providers) {
       setup.providers.add({
         name: p.name,
-        type: 'openai-compatible',
+        type: p.type ?? 'openai-compatible',
         preset: null,
         baseUrl: p.baseUrl,
-        models: [MODEL],
+        models: [p.type === 'anthropic' ? MESSAGES_MODEL : MODEL],
         priority: p.priority,
         keyEnv: UPSTREAM_KEY_ENV,
         keySource: 'env',
@@ -74,6 +76,7 @@ export async function startGatewayProcess(opts: GatewayOptions): Promise<Gateway
     }
     key = setup.keys.create({ name: 'bench' }).secret;
     setup.prices.set(MODEL, { inputPerMtok: 2.5, outputPerMtok: 10 });
+    setup.prices.set(MESSAGES_MODEL, { inputPerMtok: 3, outputPerMtok: 15 });
   } finally {
     setup.close();
   }

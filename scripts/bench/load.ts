@@ -16,6 +16,8 @@ export interface LoadSpec {
   body: string;
   headers?: Record<string, string>;
   stream: boolean;
+  /** What the end of a complete stream contains (default `[DONE]`; Anthropic streams end with `message_stop`). */
+  endMarker?: string;
   concurrency: number;
   seconds: number;
   warmupSeconds: number;
@@ -115,11 +117,12 @@ async function one(pool: Pool, spec: LoadSpec, headers: Record<string, string>, 
       }
       if (!spec.stream) ok = true;
       else {
-        const tail = prev && last ? Buffer.concat([prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
-        ok = tail.includes(DONE);
+        const tail = prev && last ? Buffer.concat([spec.endMarker ? prev : prev.subarray(-16), last]) : (last ?? Buffer.alloc(0));
+        const marker = spec.endMarker ? Buffer.from(spec.endMarker) : DONE;
+        ok = tail.includes(marker);
         if (!ok) {
           status = 'truncated';
-          sample = `stream without [DONE]; tail: ${tail.toString('utf8').slice(-200)}`;
+          sample = `stream without ${marker.toString()}; tail: ${tail.toString('utf8').slice(-200)}`;
         }
       }
     }

@@ -4,13 +4,15 @@ import type { LoadResult, Stats } from './load.ts';
 import type { ProfileSummary } from './profile.ts';
 import { formatProfile } from './profile.ts';
 
-export type TargetName = 'direct' | 'bare' | 'gateway' | 'portkey';
+export type TargetName = 'direct' | 'bare' | 'gateway' | 'portkey' | 'messages' | 'gateway-responses';
 
 export const TARGET_LABELS: Record<TargetName, string> = {
   direct: 'direct (client → upstream)',
   bare: 'bare undici proxy',
   gateway: 'gateway (ours)',
   portkey: 'Portkey gateway',
+  messages: 'gateway /v1/messages → Anthropic (pass-through)',
+  'gateway-responses': 'gateway /v1/responses → chat (bridged)',
 };
 
 export interface UpstreamStats {

@@ -17,7 +17,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
-import { BENCH_DIR, CHAT_BODY, FLAKY_PREFIX, OUT_DIR, STREAM_BODY, freePort, loadConfig, rssBytes } from './common.ts';
+import { BENCH_DIR, CHAT_BODY, FLAKY_PREFIX, MESSAGES_BODY, MESSAGES_STREAM_BODY, OUT_DIR, RESPONSES_BODY, RESPONSES_STREAM_BODY, STREAM_BODY, freePort, loadConfig, rssBytes } from './common.ts';
 import type { BenchConfig } from './common.ts';
 import { startGatewayProcess } from './gateway.ts';
 import type { BenchProvider } from './gateway.ts';
@@ -27,6 +27,8 @@ import { startPortkeyProcess } from './portkey.ts';
 import { installCleanup, killAll, setUpPinning, spawnNode, waitForLine, waitHealthy } from './proc.ts';
 import type { Child, Pinning } from './proc.ts';
 import { summarizeProfile } from './profile.ts';
+import { formatMemory, runMemoryBench } from './memory.ts';
+import type { MemoryResult } from './memory.ts';
 import { computeRatios, formatReport } from './report.ts';
 import type { BenchResults, FailoverResult, TargetName, TargetResult, UpstreamStats } from './report.ts';
 
@@ -111,10 +113,23 @@ async function main(): Promise<number> {
   const upBase = `http://127.0.0.1:${upPort}`;
   log(`fake upstream on ${upBase}`);
 
-  const spec = (origin: string, stream: boolean, headers: Record<string, string>, serverPid?: number): LoadSpec => ({
+  /** Which API a target is measured on: chat completions, or Anthropic Messages for the `/v1/messages` row. */
+  interface Api {
+    path: string;
+    body: string;
+    streamBody: string;
+    endMarker?: string;
+  }
+  const CHAT: Api = { path: '/v1/chat/completions', body: CHAT_BODY, streamBody: STREAM_BODY };
+  const MESSAGES: Api = { path: '/v1/messages', body: MESSAGES_BODY, streamBody: MESSAGES_STREAM_BODY, endMarker: 'message_stop' };
+  // A Responses stream has no [DONE]: it ends with its terminal event.
+  const RESPONSES: Api = { path: '/v1/responses', body: RESPONSES_BODY, streamBody: RESPONSES_STREAM_BODY, endMarker: 'event: response.completed' };
+
+  const spec = (origin: string, stream: boolean, headers: Record<string, string>, serverPid?: number, api: Api = CHAT): LoadSpec => ({
     origin,
-    path: '/v1/chat/completions',
-    body: stream ? STREAM_BODY : CHAT_BODY,
+    path: api.path,
+    body: stream ? api.streamBody : api.body,
+    ...(api.endMarker ? { endMarker: api.endMarker } : {}),
     headers,
     stream,
     concurrency: cfg.concurrency,
@@ -125,12 +140,12 @@ async function main(): Promise<number> {
   });
 
   /** Both modes against one server; the upstream counters prove where the requests went. */
-  async function measure(t: TargetResult, origin: string, headers: Record<string, string>, serverPid?: number): Promise<void> {
+  async function measure(t: TargetResult, origin: string, headers: Record<string, string>, serverPid?: number, api: Api = CHAT): Promise<void> {
     const before = await upstreamStats(upBase);
-    t.nonStream = await runLoad(spec(origin, false, headers, serverPid));
+    t.nonStream = await runLoad(spec(origin, false, headers, serverPid, api));
     log(describeLoad(`${t.name} non-stream`, t.nonStream));
     const middle = await upstreamStats(upBase);
-    t.stream = await runLoad(spec(origin, true, headers, serverPid));
+    t.stream = await runLoad(spec(origin, true, headers, serverPid, api));
     log(describeLoad(`${t.name} stream`, t.stream));
     const after = await upstreamStats(upBase);
     t.upstreamDelta = delta(before, after);
@@ -202,6 +217,52 @@ async function main(): Promise<number> {
     } catch (err) {
       t.error = (err as Error).message;
       problems.push(`gateway: ${t.error}`);
+    }
+  }
+
+  // 3b. our gateway on /v1/messages, passing Anthropic Messages through to an Anthropic provider
+  if (want('messages')) {
+    const t = emptyTarget('messages');
+    targets.push(t);
+    try {
+      const gw = await startGatewayProcess({ providers: [{ name: 'bench-anthropic', baseUrl: upBase, priority: 1, type: 'anthropic' }], cpu: serverCpu });
+      t.startMs = gw.startMs;
+      t.idleRss = gw.idleRss;
+      try {
+        await measure(t, gw.url, { 'x-api-key': gw.key, 'anthropic-version': '2023-06-01' }, gw.child.pid, MESSAGES);
+      } finally {
+        t.audit = await gw.stop();
+      }
+      const answered = (t.nonStream?.requests ?? 0) + (t.stream?.requests ?? 0);
+      if (!t.audit) problems.push('messages: could not read its audit table after the run');
+      else if (t.audit.rows < answered) problems.push(`messages: only ${t.audit.rows} audit rows for ${answered} measured requests`);
+      t.note = 'Anthropic Messages in, the same fake upstream answering in Anthropic\'s format; compare with the chat rows (direct is chat).';
+    } catch (err) {
+      t.error = (err as Error).message;
+      problems.push(`messages: ${t.error}`);
+    }
+  }
+
+  // 3c. our gateway on /v1/responses, bridged to the same chat upstream (Responses → neutral → chat → Responses events)
+  if (want('gateway-responses')) {
+    const t = emptyTarget('gateway-responses');
+    targets.push(t);
+    try {
+      const gw = await startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${upBase}/v1`, priority: 1 }], cpu: serverCpu });
+      t.startMs = gw.startMs;
+      t.idleRss = gw.idleRss;
+      try {
+        await measure(t, gw.url, { authorization: `Bearer ${gw.key}` }, gw.child.pid, RESPONSES);
+      } finally {
+        t.audit = await gw.stop();
+      }
+      const answered = (t.nonStream?.requests ?? 0) + (t.stream?.requests ?? 0);
+      if (!t.audit) problems.push('gateway-responses: could not read its audit table after the run');
+      else if (t.audit.rows < answered) problems.push(`gateway-responses: only ${t.audit.rows} audit rows for ${answered} measured requests`);
+      t.note = 'the chat conversation sent as a Responses request (instructions + input items); the gateway parses it, sends chat completions upstream and renders the Response object / the Responses event stream.';
+    } catch (err) {
+      t.error = (err as Error).message;
+      problems.push(`gateway-responses: ${t.error}`);
     }
   }
 
@@ -280,6 +341,17 @@ async function main(): Promise<number> {
     }
   }
 
+  // 5b. memory and the pool under 1,000 concurrent streams (memory.ts).
+  let memory: MemoryResult | null = null;
+  if (want('memory')) {
+    try {
+      memory = await runMemoryBench({ serverCpu, clientCpu, log });
+      if (memory.errors > 0) problems.push(`memory: ${memory.errors} of ${memory.streams} streams failed`);
+    } catch (err) {
+      problems.push(`memory: ${(err as Error).message}`);
+    }
+  }
+
   // 6. optional CPU profiles of the gateway, covering exactly the measured window of a non-stream
   //    and a stream run (the profiler is driven over the child's stdin, after the warm-up).
   if (cfg.profile) {
@@ -351,8 +423,8 @@ async function main(): Promise<number> {
   };
   mkdirSync(OUT_DIR, { recursive: true });
   const jsonFile = path.join(OUT_DIR, 'bench-results.json');
-  writeFileSync(jsonFile, `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${formatReport(results)}\n\nResults: ${path.relative(process.cwd(), jsonFile) || jsonFile}\n`);
+  writeFileSync(jsonFile, `${JSON.stringify({ ...results, memory }, null, 2)}\n`);
+  process.stdout.write(`${formatReport(results)}\n${memory ? `\n${formatMemory(memory)}\n` : ''}\nResults: ${path.relative(process.cwd(), jsonFile) || jsonFile}\n`);
 
   const strictFail = cfg.strict && verdicts.some((v) => !v.pass);
   return problems.length > 0 || strictFail ? 1 : 0;

@@ -4,6 +4,9 @@
  * finish chunk, a usage chunk (when `include_usage` was asked, with `"usage":null` on every other chunk,
  * as OpenAI does) and `[DONE]`. Everything is pre-serialised at start.
  *
+ * `POST /v1/messages` answers the same way in Anthropic's format (a message, or named events with pings
+ * and usage in `message_start`/`message_delta`), for the `/v1/messages` pass-through row.
+ *
  * Paths under `/flaky` fail a share of their requests with an OpenAI-style 500 (deterministically:
  * with rate 0.5, every other request). `GET /__stats` returns request counters.
  *
@@ -12,7 +15,7 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FLAKY_PREFIX, MODEL } from './common.ts';
+import { FLAKY_PREFIX, MESSAGES_MODEL, MODEL } from './common.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -74,6 +77,31 @@ function streamEvents(withUsage: boolean): Buffer[] {
   return out;
 }
 
+const A_USAGE = { input_tokens: 180, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: chunks * 2 };
+const message = Buffer.from(
+  JSON.stringify({
+    id: 'msg_benchupstream000000000001',
+    type: 'message',
+    role: 'assistant',
+    model: MESSAGES_MODEL,
+    content: [{ type: 'text', text: Array.from({ length: chunks }, (_, i) => word(i)).join('') }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: A_USAGE,
+  }),
+);
+const named = (type: string, payload: object): Buffer => Buffer.from(`event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`);
+const MESSAGE_EVENTS: Buffer[] = [
+  named('message_start', { message: { id: 'msg_benchupstream000000000001', type: 'message', role: 'assistant', model: MESSAGES_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { ...A_USAGE, output_tokens: 1 } } }),
+  named('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+  named('ping', {}),
+  ...Array.from({ length: chunks }, (_, i) => named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word(i) } })),
+  named('content_block_stop', { index: 0 }),
+  named('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: chunks * 2 } }),
+  named('message_stop', {}),
+];
+const MESSAGE_HEADERS = { 'content-type': 'application/json', 'content-length': String(message.length), 'request-id': 'req_bench' };
+
 const STREAM_WITH_USAGE = streamEvents(true);
 const STREAM_PLAIN = streamEvents(false);
 const FAILURE = Buffer.from(JSON.stringify({ error: { message: 'The server had an error while processing your request (bench).', type: 'server_error', param: null, code: null } }));
@@ -122,6 +150,19 @@ const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     return;
   }
   const flaky = url.startsWith(FLAKY_PREFIX);
+  if (req.method === 'POST' && url === '/v1/messages') {
+    readBody(req, (body) => {
+      if (STREAM_RE.test(body)) {
+        stats.stream++;
+        writeStream(res, MESSAGE_EVENTS);
+        return;
+      }
+      stats.chat++;
+      res.writeHead(200, MESSAGE_HEADERS);
+      res.end(message);
+    });
+    return;
+  }
   if (req.method !== 'POST' || !url.endsWith('/chat/completions')) {
     req.resume();
     stats.other++;

@@ -12,6 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import React from 'react';
 import { renderToString } from 'ink';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallJson } from '../../core/call-json.ts';
 import { DashboardView, layout, mountDashboard } from '../../cli/tui/dashboard.ts';
@@ -136,7 +138,14 @@ describe('dashboard against a real gateway', () => {
     expect(frame).toContain(t.baseUrl);
     dash.stop();
 
-    const refused = mount({ baseUrl: 'http://127.0.0.1:9/v1', url: 'http://127.0.0.1:9', adminToken: 'x' });
+    // A port nothing listens on (not a fixed one such as 9: fetch refuses those "bad ports" outright).
+    const closed = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as AddressInfo;
+        srv.close(() => resolve(port));
+      });
+    });
+    const refused = mount({ baseUrl: `http://127.0.0.1:${closed}/v1`, url: `http://127.0.0.1:${closed}`, adminToken: 'x' });
     mounted.push(refused.dash);
     const f2 = await refused.term.waitForFrame((f) => f.includes('cannot reach the admin API') && f.includes('ECONNREFUSED'), 'the refused status line');
     expect(f2).toContain('○ connecting');

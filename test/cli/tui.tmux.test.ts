@@ -65,7 +65,8 @@ describe.skipIf(!hasTmux && !required)('gateway top in tmux', () => {
       ],
     });
     for (const k of ['gamma-near', 'delta-half', 'beta-far', 'alpha-nobudget']) {
-      await t.client({ apiKey: t.keys[k] }).chat.completions.create({ model: 'demo-chat', messages: [{ role: 'user', content: `hello from ${k}` }] });
+      // max_tokens: admission reserves the worst case, and gamma-near's budget is tiny.
+      await t.client({ apiKey: t.keys[k] }).chat.completions.create({ model: 'demo-chat', max_tokens: 8, messages: [{ role: 'user', content: `hello from ${k}` }] });
     }
     await t.client({ apiKey: t.keys['alpha-nobudget'] }).chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }).catch(() => undefined);
     writeServerState(t.home, { url: t.gw.url, baseUrl: t.baseUrl, pid: process.pid, startedAt: new Date().toISOString() });

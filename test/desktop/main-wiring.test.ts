@@ -121,7 +121,8 @@ describe('tray main process (fake electron)', { timeout: CLI_TEST_TIMEOUT_MS }, 
     const res = await fetch(`${state.baseUrl}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ci}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'hello' }] }),
+      // max_tokens: admission reserves the worst case against this tiny budget.
+      body: JSON.stringify({ model: 'demo-chat', max_tokens: 8, messages: [{ role: 'user', content: 'hello' }] }),
     });
     expect(res.status).toBe(200);
     const cost = ((await res.json()) as { usage: { cost: number } }).usage.cost;

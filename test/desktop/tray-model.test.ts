@@ -24,7 +24,7 @@ beforeAll(async () => {
   t = await startTestGateway({ demo: true, keys: [{ name: 'ci-bot', budgetUsd: BUDGET, budgetPeriod: 'daily' }, { name: 'laptop' }] });
   const client = t.client({ apiKey: t.keys['ci-bot'] });
   for (const text of ['hello', 'how are you today', 'one more']) {
-    const r = await client.chat.completions.create({ model: 'demo-chat', messages: [{ role: 'user', content: text }] });
+    const r = await client.chat.completions.create({ model: 'demo-chat', max_tokens: 10, messages: [{ role: 'user', content: text }] });
     spent += (r.usage as unknown as { cost: number }).cost;
   }
   t.flush();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { startFakeServer } from './fault.ts';
 import type { Exchange, FakeOptions, FakeUpstream, ProviderSpec, SseEvent } from './fault.ts';
-import { runScenario } from './scenario.ts';
+import { promptTokens, runScenario } from './scenario.ts';
 import type { ScenarioFinish, ScenarioInput, ScenarioMessage, ScenarioReply } from './scenario.ts';
 
 // A fake Anthropic Messages API: POST /v1/messages (JSON and named-event SSE), GET /v1/models[/{id}],
@@ -58,6 +58,11 @@ const anthropicSpec: ProviderSpec = {
       return fail(401);
     }
     if (x.method === 'POST' && x.path === '/v1/messages') return messages(x, fail);
+    if (x.method === 'POST' && x.path === '/v1/messages/count_tokens') {
+      const body = x.body as MessagesBody;
+      if (typeof body?.model !== 'string' || !Array.isArray(body.messages)) return fail(400, 'model, messages: Field required');
+      return x.json(200, { input_tokens: promptTokens(toScenario({ ...body, max_tokens: 1 })) });
+    }
     if (x.method === 'GET' && x.path === '/v1/models') {
       const data = x.options.models.map(modelObject);
       return x.json(200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
@@ -147,6 +152,20 @@ function validate(body: MessagesBody): string | null {
   return null;
 }
 
+/** Like the real API: a thinking block sent back must carry the exact signature this server issued. */
+function forgedThinking(body: MessagesBody, issued: string | undefined): string | null {
+  const messages = body.messages as MessageParam[];
+  for (let i = 0; i < messages.length; i++) {
+    const content = messages[i].content;
+    if (!Array.isArray(content)) continue;
+    for (let j = 0; j < content.length; j++) {
+      const b = content[j] as Block & { signature?: unknown };
+      if (b.type === 'thinking' && (issued === undefined || b.signature !== issued)) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+    }
+  }
+  return null;
+}
+
 // ---- response ----
 
 const STOP_REASONS: Record<ScenarioFinish, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use' };
@@ -166,17 +185,19 @@ export function anthropicUsage(reply: ScenarioReply, options: FakeOptions) {
 
 async function messages(x: Exchange, fail: (status: number, message?: string) => Promise<void>): Promise<void> {
   const body = x.body as MessagesBody;
-  const problem = validate(body);
+  const problem = validate(body) ?? forgedThinking(body, x.options.thinking?.signature);
   if (problem) return fail(400, problem);
-  const reply = runScenario(toScenario(body));
+  const reply = runScenario({ ...toScenario(body), forcedTool: x.options.toolCall });
+  const thinking = x.options.thinking;
   const id = `msg_${randomBytes(12).toString('hex')}`;
   const toolId = `toolu_${randomBytes(12).toString('hex')}`;
   const usage = x.options.omitUsage ? undefined : anthropicUsage(reply, x.options);
-  if (body.stream === true) return x.sse(streamEvents(body.model as string, id, toolId, reply, usage));
+  if (body.stream === true) return x.sse(streamEvents(body.model as string, id, toolId, reply, usage, thinking));
 
-  const content = reply.toolCall
+  const content: object[] = reply.toolCall
     ? [{ type: 'tool_use', id: toolId, name: reply.toolCall.name, input: reply.toolCall.arguments }]
     : [{ type: 'text', text: reply.text }];
+  if (thinking) content.unshift({ type: 'thinking', thinking: thinking.text, signature: thinking.signature });
   return x.json(200, {
     id,
     type: 'message',
@@ -195,6 +216,7 @@ function streamEvents(
   toolId: string,
   reply: ScenarioReply,
   usage: ReturnType<typeof anthropicUsage> | undefined,
+  thinking?: { text: string; signature: string },
 ): SseEvent[] {
   const ev = (type: string, payload: object = {}): SseEvent => ({ event: type, data: JSON.stringify({ type, ...payload }) });
   const startUsage = usage && { ...usage, output_tokens: 1 };
@@ -212,21 +234,29 @@ function streamEvents(
       },
     }),
   ];
+  // A signed thinking block first, as Claude models with thinking on answer; the blocks after it shift by one.
+  const at = thinking ? 1 : 0;
+  if (thinking) {
+    events.push(ev('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }));
+    events.push(ev('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: thinking.text } }));
+    events.push(ev('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: thinking.signature } }));
+    events.push(ev('content_block_stop', { index: 0 }));
+  }
   const call = reply.toolCall;
   if (call) {
-    events.push(ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: toolId, name: call.name, input: {} } }));
+    events.push(ev('content_block_start', { index: at, content_block: { type: 'tool_use', id: toolId, name: call.name, input: {} } }));
     events.push(ev('ping'));
     for (const fragment of call.argumentFragments) {
-      events.push(ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: fragment } }));
+      events.push(ev('content_block_delta', { index: at, delta: { type: 'input_json_delta', partial_json: fragment } }));
     }
   } else {
-    events.push(ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
+    events.push(ev('content_block_start', { index: at, content_block: { type: 'text', text: '' } }));
     events.push(ev('ping'));
     for (const piece of reply.pieces) {
-      events.push(ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: piece } }));
+      events.push(ev('content_block_delta', { index: at, delta: { type: 'text_delta', text: piece } }));
     }
   }
-  events.push(ev('content_block_stop', { index: 0 }));
+  events.push(ev('content_block_stop', { index: at }));
   events.push(
     ev('message_delta', {
       delta: { stop_reason: STOP_REASONS[reply.finish], stop_sequence: null },

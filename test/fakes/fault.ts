@@ -47,6 +47,10 @@ export interface FakeOptions {
   usageOnEveryChunk?: boolean;
   /** When set, requests without this key get the provider's 401. */
   requireKey?: string;
+  /** Scripted tool call: when this tool is declared and the user just spoke, call it with these arguments. */
+  toolCall?: { name: string; arguments: Record<string, unknown> };
+  /** Anthropic fake only: answer with a signed thinking block before the content. */
+  thinking?: { text: string; signature: string };
   /**
    * OpenAI fakes: answer this many words (tokens) when the request allows it: a model that uses all
    * the output it may (up to `max_tokens`, or this when the request names none). Off: the short echo.

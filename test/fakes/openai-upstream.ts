@@ -158,7 +158,7 @@ async function chat(x: Exchange): Promise<void> {
   if (x.options.rejectStreamOptions && 'stream_options' in body) {
     return x.json(400, openaiError('Unrecognized request argument supplied: stream_options', 'invalid_request_error', 'stream_options'));
   }
-  const reply = runScenario({ ...toScenario(body), padToWords: x.options.longAnswers });
+  const reply = runScenario({ ...toScenario(body), padToWords: x.options.longAnswers, forcedTool: x.options.toolCall });
   // `n` choices, each the same reply: the completion tokens count once per choice, as OpenAI bills them.
   const n = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;
   const id = `chatcmpl-${randomBytes(12).toString('hex')}`;

@@ -36,6 +36,8 @@ export interface ScenarioInput {
   toolNames: string[];
   json: boolean;
   maxTokens?: number;
+  /** A scripted call: when this tool is declared and the turn is the user's, call it with these arguments. */
+  forcedTool?: { name: string; arguments: Record<string, unknown> };
   /**
    * A talkative model: the reply is padded with filler words up to this many before `maxTokens`
    * applies, so a request without `max_tokens` gets a long answer, as a real model may give.
@@ -99,7 +101,8 @@ export function runScenario(input: ScenarioInput): ScenarioReply {
   const last = input.messages.at(-1);
 
   if (input.toolNames.length > 0 && last?.role === 'user') {
-    const toolCall = makeToolCall(input.toolNames[0]);
+    const forced = input.forcedTool && input.toolNames.includes(input.forcedTool.name) ? input.forcedTool : undefined;
+    const toolCall = forced ? makeToolCall(forced.name, forced.arguments) : makeToolCall(input.toolNames[0]);
     return {
       text: '',
       pieces: [],
@@ -131,11 +134,11 @@ export function runScenario(input: ScenarioInput): ScenarioReply {
   return { text, pieces: splitWords(text), finish, promptTokens: prompt, completionTokens: countWords(text) };
 }
 
-function makeToolCall(name: string): ScenarioToolCall {
-  const argumentsJson = JSON.stringify(TOOL_ARGUMENTS);
+function makeToolCall(name: string, args: Record<string, unknown> = TOOL_ARGUMENTS): ScenarioToolCall {
+  const argumentsJson = JSON.stringify(args);
   // Cut inside the key and inside the value, like real streams that split mid-token.
   const argumentFragments = [argumentsJson.slice(0, 5), argumentsJson.slice(5, 12), argumentsJson.slice(12)];
-  return { name, arguments: { ...TOOL_ARGUMENTS }, argumentsJson, argumentFragments };
+  return { name, arguments: { ...args } as ScenarioToolCall['arguments'], argumentsJson, argumentFragments };
 }
 
 /**

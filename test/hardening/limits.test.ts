@@ -62,7 +62,7 @@ describe('event-stream subscribers', () => {
     sock.on('error', () => undefined);
     await new Promise<void>((r) => sock.once('connect', () => r()));
     sock.write(`GET /admin/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${gw.gw.adminToken}\r\n\r\n`);
-    await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 100 && received === 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(received).toBeGreaterThan(0);
     // A suspended `gateway top`: nothing more is read.
     sock.pause();

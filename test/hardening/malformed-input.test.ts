@@ -93,6 +93,14 @@ describe('malformed input', () => {
     expect(up.requests.length).toBe(before);
   });
 
+  it('a refused request whose body is still coming is answered and its connection closed, not drained forever', async () => {
+    const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk-gw-not-a-real-key\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`;
+    const answer = await raw([head, '{"model":"gpt-4o-mini"'], 5000);
+    expect(answer.status).toBe(401);
+    expect(envelope(answer.body).type).toBe('invalid_api_key');
+    expect(answer.closed).toBe(true);
+  });
+
   it('JSON nested 10,000 deep is a 400 invalid_json, not a 500', async () => {
     const deep = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}],"x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
     const res = await post('/chat/completions', deep);

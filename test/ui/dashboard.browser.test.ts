@@ -54,13 +54,13 @@ describe.skipIf(browser === null && !required)('the dashboard page in headless C
   const chat = async (keyName: string, text: string, stream = false): Promise<string> => {
     const client = t.client({ apiKey: t.keys[keyName] });
     if (stream) {
-      const { data, response } = await client.chat.completions.create({ model: 'demo-chat', stream: true, messages: [{ role: 'user', content: text }] }).withResponse();
+      const { data, response } = await client.chat.completions.create({ model: 'demo-chat', max_tokens: 20, stream: true, messages: [{ role: 'user', content: text }] }).withResponse();
       for await (const _ of data) {
         /* drain */
       }
       return response.headers.get('x-request-id') ?? '';
     }
-    const { response } = await client.chat.completions.create({ model: 'demo-chat', messages: [{ role: 'user', content: text }] }).withResponse();
+    const { response } = await client.chat.completions.create({ model: 'demo-chat', max_tokens: 20, messages: [{ role: 'user', content: text }] }).withResponse();
     return response.headers.get('x-request-id') ?? '';
   };
 

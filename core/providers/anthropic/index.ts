@@ -7,12 +7,20 @@ import { parseAnthropicError } from './errors.ts';
 import { anthropicBase, anthropicHeaders, chatRequest } from './request.ts';
 import { chatResponse } from './response.ts';
 import { chatStream } from './stream.ts';
+import { AnthropicFrameDecoder, decodeAnthropicResult } from './decode-call.ts';
+import { anthropicCallRequest } from './encode-call.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export const anthropicAdapter: ProviderAdapter = {
   type: 'anthropic',
+  protocol: 'anthropic-messages',
+  neutral: {
+    encodeCall: anthropicCallRequest,
+    decodeCall: (json, ctx) => decodeAnthropicResult(json, ctx.model),
+    callFrames: (ctx) => new AnthropicFrameDecoder(ctx.model),
+  },
   chatRequest,
   chatResponse,
   chatStream: (ctx) => chatStream(ctx.model),

@@ -79,13 +79,15 @@ function contentBlocks(content: unknown, param: string, allow: { media: boolean 
   content.forEach((part, j) => {
     const p = `${param}[${j}]`;
     if (!isObj(part)) throw badRequest(`${p} must be an object.`, 'invalid_type', p);
+    // Prompt caching: `cache_control` on an OpenAI-format part is Anthropic's own mark, kept as the client set it.
+    const cc = isObj(part.cache_control) ? { cache_control: part.cache_control } : {};
     if (part.type === 'text' || part.type === 'refusal') {
       const text = part.type === 'text' ? part.text : part.refusal;
-      if (typeof text === 'string' && text !== '') out.push({ type: 'text', text });
+      if (typeof text === 'string' && text !== '') out.push({ type: 'text', text, ...cc });
     } else if (part.type === 'image_url' && allow.media) {
-      out.push(imageBlock(part, p));
+      out.push({ ...imageBlock(part, p), ...cc });
     } else if (part.type === 'file' && allow.media) {
-      out.push(documentBlock(part, p));
+      out.push({ ...documentBlock(part, p), ...cc });
     } else {
       throw badRequest(`Content part type \`${String(part.type)}\` is not supported here by Anthropic models.`, 'unsupported_content', p);
     }
@@ -93,10 +95,8 @@ function contentBlocks(content: unknown, param: string, allow: { media: boolean 
   return out;
 }
 
-function joinedText(content: unknown, param: string): string {
-  return contentBlocks(content, param, { media: false })
-    .map((b) => (b.type === 'text' ? b.text : ''))
-    .join('\n');
+function textBlocks(content: unknown, param: string): AnthropicTextBlock[] {
+  return contentBlocks(content, param, { media: false }).filter((b): b is AnthropicTextBlock => b.type === 'text');
 }
 
 // ---- messages ----
@@ -155,8 +155,8 @@ function toolResultsFirst(blocks: AnthropicRequestBlock[]): AnthropicRequestBloc
   return results.length === 0 ? blocks : [...results, ...blocks.filter((b) => b.type !== 'tool_result')];
 }
 
-export function mapMessages(messages: unknown[]): { system: string[]; messages: AnthropicMessage[] } {
-  const system: string[] = [];
+export function mapMessages(messages: unknown[]): { system: AnthropicTextBlock[]; messages: AnthropicMessage[] } {
+  const system: AnthropicTextBlock[] = [];
   const turns: AnthropicMessage[] = [];
   // Roles must alternate, so a turn of the same role as the last one is folded into it.
   const push = (role: 'user' | 'assistant', blocks: AnthropicRequestBlock[]): void => {
@@ -171,8 +171,7 @@ export function mapMessages(messages: unknown[]): { system: string[]; messages: 
     switch (m.role) {
       case 'system':
       case 'developer': {
-        const text = joinedText(m.content, `${param}.content`);
-        if (text !== '') system.push(text);
+        system.push(...textBlocks(m.content, `${param}.content`));
         return;
       }
       case 'user':
@@ -263,10 +262,13 @@ export function toAnthropicRequest(body: ChatRequest, model: string, stream: boo
   if (!Array.isArray(body.messages)) throw badRequest('messages must be an array.', 'invalid_type', 'messages');
   const mapped = mapMessages(body.messages);
   const json = jsonInstruction(body.response_format);
-  if (json !== null) mapped.system.push(json);
+  if (json !== null) mapped.system.push({ type: 'text', text: json });
 
   const req: AnthropicRequest = { model, max_tokens: maxTokens(body), messages: mapped.messages };
-  if (mapped.system.length > 0) req.system = mapped.system.join('\n\n');
+  if (mapped.system.length > 0) {
+    // Blocks only when one carries a cache mark; otherwise the one string Anthropic has always taken.
+    req.system = mapped.system.some((b) => b.cache_control) ? mapped.system : mapped.system.map((b) => b.text).join('\n\n');
+  }
   // OpenAI's range is 0–2 and Anthropic's 0–1; clamping keeps "hot" requests valid rather than failing.
   if (typeof body.temperature === 'number') req.temperature = Math.min(1, Math.max(0, body.temperature));
   if (typeof body.top_p === 'number') req.top_p = body.top_p;
@@ -286,7 +288,8 @@ export function chatRequest(body: ChatRequest, ctx: CallContext): UpstreamReques
   return {
     method: 'POST',
     url: `${anthropicBase(ctx.provider.baseUrl)}/v1/messages`,
-    headers: anthropicHeaders(ctx.apiKey, true),
+    // A client's `anthropic-beta` (e.g. a prompt-caching or 1M-context beta) reaches Anthropic as sent.
+    headers: { ...anthropicHeaders(ctx.apiKey, true), ...(ctx.forwardHeaders?.['anthropic-beta'] ? { 'anthropic-beta': ctx.forwardHeaders['anthropic-beta'] } : {}) },
     body: JSON.stringify(toAnthropicRequest(body, ctx.model, ctx.stream)),
   };
 }

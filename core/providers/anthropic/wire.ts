@@ -12,6 +12,7 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 export interface AnthropicTextBlock {
   type: 'text';
   text: string;
+  cache_control?: unknown;
 }
 
 export type AnthropicImageSource =
@@ -69,7 +70,7 @@ export interface AnthropicRequest {
   model: string;
   max_tokens: number;
   messages: AnthropicMessage[];
-  system?: string;
+  system?: string | AnthropicTextBlock[];
   temperature?: number;
   top_p?: number;
   stop_sequences?: string[];

@@ -7,6 +7,7 @@
 import { joinUrl } from '../base-url.ts';
 import { makeOpenAIAdapter } from '../openai/index.ts';
 import { openAIChatBody, openAIPassthroughRequest } from '../openai/request.ts';
+import { openAINeutralCodec } from '../openai/neutral.ts';
 import type { CallContext, ProviderAdapter, ProviderSettings, UpstreamRequest } from '../types.ts';
 
 function endpointRoot(baseUrl: string): string {
@@ -14,7 +15,7 @@ function endpointRoot(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/openai(\/v1)?$/, '');
 }
 
-function deploymentFor(provider: ProviderSettings, model: string): string {
+export function deploymentFor(provider: ProviderSettings, model: string): string {
   const map = provider.options.deployments;
   if (map && typeof map === 'object' && typeof (map as Record<string, unknown>)[model] === 'string') {
     return (map as Record<string, string>)[model];
@@ -24,7 +25,7 @@ function deploymentFor(provider: ProviderSettings, model: string): string {
 
 const apiVersion = (p: ProviderSettings): string | null => (typeof p.options.apiVersion === 'string' ? p.options.apiVersion : null);
 
-function headers(apiKey: string | null): Record<string, string> {
+export function headers(apiKey: string | null): Record<string, string> {
   const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (apiKey) h['api-key'] = apiKey;
   return h;
@@ -53,6 +54,13 @@ const openAIShapes = makeOpenAIAdapter('azure');
 
 export const azureAdapter: ProviderAdapter = {
   type: 'azure',
+  protocol: 'openai-chat',
+  neutral: openAINeutralCodec((body, ctx) => ({
+    method: 'POST',
+    url: azureUrl(ctx, 'chat/completions', ctx.model),
+    headers: headers(ctx.apiKey),
+    body: JSON.stringify({ ...body, model: deploymentFor(ctx.provider, ctx.model) }),
+  })),
   chatRequest,
   chatResponse: openAIShapes.chatResponse,
   chatStream: openAIShapes.chatStream,

@@ -5,6 +5,7 @@ import { parseGeminiError } from './errors.ts';
 import { chatRequest, geminiHeaders, geminiUrl } from './request.ts';
 import { chatResponse } from './response.ts';
 import { GeminiStreamTranslator } from './stream.ts';
+import { geminiNeutralCodec } from './neutral.ts';
 import type { GeminiModelList } from './wire.ts';
 
 export { UnsupportedInputError } from './errors.ts';
@@ -32,6 +33,8 @@ function parseModels(raw: unknown): string[] {
 
 export const geminiAdapter: ProviderAdapter = {
   type: 'gemini',
+  protocol: 'gemini',
+  neutral: geminiNeutralCodec,
   chatRequest,
   chatResponse,
   chatStream: (ctx) => new GeminiStreamTranslator(ctx),

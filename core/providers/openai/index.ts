@@ -6,10 +6,13 @@ import type { ProviderAdapter, ProviderType } from '../types.ts';
 import { parseOpenAIError } from './errors.ts';
 import { openAIChatRequest, openAIHeaders, openAIPassthroughRequest } from './request.ts';
 import { OpenAIStreamTranslator } from './stream.ts';
+import { openAINeutralCodec } from './neutral.ts';
 
 export function makeOpenAIAdapter(type: ProviderType): ProviderAdapter {
   const adapter: ProviderAdapter = {
     type,
+    protocol: 'openai-chat',
+    neutral: openAINeutralCodec(),
     chatRequest: (body, ctx) => openAIChatRequest(body, ctx),
     chatResponse(json) {
       const body = json as Record<string, unknown>;

@@ -177,9 +177,10 @@ function usageColumns(label, unpricedOf) {
   ];
 }
 
-function totals(rows, label) {
+function totals(rows, label, unpricedOf) {
   const sum = (f) => rows.reduce((a, r) => a + (r[f] ?? 0), 0);
-  return { [label]: 'Total', Requests: fmtInt(sum('requests')), Errors: fmtInt(sum('errors')), Input: fmtInt(sum('input_tokens')), Output: fmtInt(sum('output_tokens')), Cost: fmtUsd(sum('cost_usd')) };
+  const unpriced = rows.reduce((a, r) => a + unpricedOf(r.group), 0);
+  return { [label]: 'Total', Requests: fmtInt(sum('requests')), Errors: fmtInt(sum('errors')), Input: fmtInt(sum('input_tokens')), Output: fmtInt(sum('output_tokens')), Cost: h(UsageCost, { cost: sum('cost_usd'), unpriced }) };
 }
 
 function SpendView({ api, tick }) {
@@ -229,8 +230,8 @@ function SpendView({ api, tick }) {
           h(
             'div',
             { className: 'grid2' },
-            h('div', { className: 'card' }, h('h3', null, 'By key ', h('span', { className: 'h3-note' }, '(tokens in and out)')), h(Table, { columns: usageColumns('Key', data.unpricedKey), rows: data.key, rowKey: (r) => r.group, testId: 'usage-by-key', foot: data.key.length > 0 ? totals(data.key, 'Key') : null, empty: 'No calls in this range.' })),
-            h('div', { className: 'card' }, h('h3', null, 'By model ', h('span', { className: 'h3-note' }, '(tokens in and out)')), h(Table, { columns: usageColumns('Model', data.unpricedModel), rows: data.model, rowKey: (r) => r.group, testId: 'usage-by-model', foot: data.model.length > 0 ? totals(data.model, 'Model') : null, empty: 'No calls in this range.' })),
+            h('div', { className: 'card' }, h('h3', null, 'By key ', h('span', { className: 'h3-note' }, '(tokens in and out)')), h(Table, { columns: usageColumns('Key', data.unpricedKey), rows: data.key, rowKey: (r) => r.group, testId: 'usage-by-key', foot: data.key.length > 0 ? totals(data.key, 'Key', data.unpricedKey) : null, empty: 'No calls in this range.' })),
+            h('div', { className: 'card' }, h('h3', null, 'By model ', h('span', { className: 'h3-note' }, '(tokens in and out)')), h(Table, { columns: usageColumns('Model', data.unpricedModel), rows: data.model, rowKey: (r) => r.group, testId: 'usage-by-model', foot: data.model.length > 0 ? totals(data.model, 'Model', data.unpricedModel) : null, empty: 'No calls in this range.' })),
           ),
         ),
   );

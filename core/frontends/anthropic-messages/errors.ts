@@ -1,0 +1,34 @@
+/**
+ * Anthropic's error envelope: `{"type":"error","error":{"type","message"},"request_id"}` with the
+ * status/type pairs its SDKs expect. When every provider is down or overloaded the client hears 529
+ * `overloaded_error`, which Claude Code and the SDKs retry with backoff. An Anthropic upstream's own
+ * client error goes back verbatim: Claude Code's recovery (dropping thinking, signatures) reads its wording.
+ */
+import type { GatewayError } from '../../errors.ts';
+
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+};
+
+export function errorType(err: GatewayError): { status: number; type: string } {
+  const status = err.status === 502 || err.status === 503 ? 529 : err.status;
+  return { status, type: TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error') };
+}
+
+export function anthropicErrorResponse(err: GatewayError, requestId: string): { status: number; headers: Record<string, string>; body: string } {
+  const headers = { ...err.responseHeaders(), 'request-id': requestId };
+  const upstream = err.upstream;
+  if (upstream && upstream.protocol === 'anthropic-messages') return { status: upstream.status, headers, body: upstream.body };
+  const { status, type } = errorType(err);
+  return { status, headers, body: JSON.stringify({ type: 'error', error: { type, message: err.message }, request_id: requestId }) };
+}

@@ -1,0 +1,84 @@
+/**
+ * Chat's codec for every upstream: the adapter's own chat translation (OpenAI-protocol upstreams get
+ * the client's body with only the gateway's rewrites; Anthropic and Gemini are translated from it), and
+ * chunks relayed nearly as the upstream sent them, `usage` lifted out so the gateway alone places it.
+ */
+import { toOpenAIUsage } from '../../usage.ts';
+import type { Usage } from '../../usage.ts';
+import { stringifyWithCost } from '../../pricing/cost.ts';
+import type { UpstreamCodec } from '../../pipeline/codec.ts';
+import type { Candidate } from '../../gateway/model-router.ts';
+import type { CallContext, Frame, FrameDecoder, SseEvent, StreamPiece, StreamTranslator, UpstreamRequest } from '../../providers/types.ts';
+import type { ChatRequest } from '../../providers/types.ts';
+
+class ChunkFrames implements FrameDecoder {
+  private readonly translator: StreamTranslator;
+
+  constructor(translator: StreamTranslator) {
+    this.translator = translator;
+  }
+
+  usageSoFar(): Usage | null {
+    return this.translator.usageSoFar?.() ?? null;
+  }
+
+  push(ev: SseEvent): Frame[] {
+    return this.translator.push(ev).map(toFrame);
+  }
+
+  finish(): Frame[] {
+    return this.translator.finish().map(toFrame);
+  }
+}
+
+function toFrame(p: StreamPiece): Frame {
+  switch (p.kind) {
+    case 'chunk':
+      return { kind: 'raw', data: p.json, text: p.text, good: true };
+    case 'usage':
+      return { kind: 'usage', usage: p.usage, raw: p.chunk };
+    case 'error':
+      return { kind: 'error', failure: p.failure };
+    case 'end':
+      return { kind: 'end' };
+  }
+}
+
+/** A codec over OpenAI-shaped bodies: `request` builds the upstream request (chat, or legacy completions). */
+export function chunkCodec(c: Candidate, request: (ctx: CallContext) => UpstreamRequest, completionText: (body: Record<string, unknown>) => string): UpstreamCodec {
+  const adapter = c.runtime.adapter;
+  return {
+    request,
+    decode(json, _text, ctx) {
+      const result = adapter.chatResponse(json, ctx);
+      return {
+        kind: 'native',
+        usage: result.usage,
+        text: completionText(result.body),
+        ...(typeof result.body.service_tier === 'string' ? { serviceTier: result.body.service_tier } : {}),
+        render(end) {
+          const body = result.body;
+          if (!result.usage && end.usage) body.usage = toOpenAIUsage(end.usage);
+          const u = body.usage && typeof body.usage === 'object' ? (body.usage as Record<string, unknown>) : null;
+          return stringifyWithCost(body, u, end.costUsd);
+        },
+      };
+    },
+    frames: (ctx) => new ChunkFrames(adapter.chatStream(ctx)),
+  };
+}
+
+export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>) => (c: Candidate): UpstreamCodec =>
+  chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, { ...ctx, forwardHeaders }), chatCompletionText);
+
+export function chatCompletionText(body: Record<string, unknown>): string {
+  const choices = body.choices;
+  if (!Array.isArray(choices)) return '';
+  let out = '';
+  for (const c of choices) {
+    const msg = (c as { message?: { content?: unknown; tool_calls?: Array<{ function?: { name?: unknown; arguments?: unknown } }> } })?.message;
+    if (typeof msg?.content === 'string') out += msg.content;
+    for (const t of msg?.tool_calls ?? []) out += `${String(t.function?.name ?? '')}${String(t.function?.arguments ?? '')}`;
+  }
+  return out;
+}

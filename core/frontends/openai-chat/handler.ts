@@ -1,0 +1,20 @@
+/** `POST /v1/chat/completions`: the chat front end on the call pipeline. */
+import type { RequestContext } from '../../gateway/request-context.ts';
+import { chatPromptText, countTokens, estimateUsage } from '../../gateway/estimate.ts';
+import { runCall } from '../../pipeline/run-call.ts';
+import type { ChatRequest } from '../../providers/types.ts';
+import { chatCodec } from './codec.ts';
+import { openAIChatFrontEnd } from './front-end.ts';
+
+export async function handleChat(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
+  const request = openAIChatFrontEnd.parse(raw, ctx.req.headers);
+  const body = request.raw as ChatRequest;
+  const promptText = chatPromptText(body.messages);
+  await runCall(ctx, {
+    frontEnd: openAIChatFrontEnd,
+    request,
+    codecFor: chatCodec(body, request.forwardHeaders),
+    promptTokens: () => countTokens(promptText),
+    estimate: (text) => estimateUsage(promptText, text, body.messages.length),
+  });
+}

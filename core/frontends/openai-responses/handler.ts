@@ -1,0 +1,61 @@
+/**
+ * `POST /v1/responses` on the call pipeline. OpenAI and Azure candidates get the native pass-through;
+ * every other upstream is bridged through the neutral model with its adapter's codec. What a bridge
+ * cannot honour (`previous_response_id`, a forced built-in tool) narrows the call to native candidates,
+ * or is refused with a 400 naming the field; built-in tools are dropped for bridged upstreams and the
+ * answer says so in `x-gateway-dropped-tools`.
+ */
+import type { GatewayError } from '../../errors.ts';
+import { countTokens, estimateUsage } from '../../gateway/estimate.ts';
+import type { Candidate } from '../../gateway/model-router.ts';
+import type { RequestContext } from '../../gateway/request-context.ts';
+import type { CallRequest } from '../../pipeline/call-model.ts';
+import { neutralCodec } from '../../pipeline/codec.ts';
+import { runCall } from '../../pipeline/run-call.ts';
+import { servesResponsesNatively } from '../../providers/responses-native.ts';
+import { bridgeLimits, responsesFrontEnd, responsesFrontEndFor } from './index.ts';
+import { nativeResponsesCodec } from './native-codec.ts';
+
+/** The text of a request, for estimating its prompt tokens. */
+export function responsesPromptText(req: CallRequest): string {
+  let out = req.system.map((p) => p.text).join('\n');
+  for (const m of req.messages) {
+    for (const p of m.content) {
+      if (p.type === 'text' || p.type === 'reasoning') out += `\n${p.text}`;
+      else if (p.type === 'tool-call') out += `\n${p.name} ${p.arguments}`;
+      else if (p.type === 'tool-result') out += `\n${typeof p.content === 'string' ? p.content : p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')}`;
+    }
+  }
+  return out;
+}
+
+const isNative = (c: Candidate): boolean => servesResponsesNatively(c.runtime.settings.type);
+
+export async function handleResponses(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
+  const request = responsesFrontEnd.parse(raw, ctx.req.headers);
+  const promptText = responsesPromptText(request);
+  let dropped: string[] = [];
+  let refusal: GatewayError | null = null;
+  try {
+    dropped = bridgeLimits(raw).droppedTools;
+  } catch (err) {
+    refusal = err as GatewayError;
+  }
+  const headers: Record<string, string> = {};
+  await runCall(ctx, {
+    frontEnd: responsesFrontEndFor(request, headers),
+    request,
+    codecFor: (c) => (isNative(c) ? nativeResponsesCodec(raw) : neutralCodec(c, request)),
+    promptTokens: () => countTokens(promptText),
+    estimate: (text) => estimateUsage(promptText, text, request.messages.length + 1),
+    narrow(admission) {
+      if (refusal) {
+        const native = admission.candidates.filter(isNative);
+        if (native.length === 0) throw refusal;
+        return native.length === admission.candidates.length ? admission : { ...admission, candidates: native };
+      }
+      if (dropped.length > 0 && !admission.candidates.every(isNative)) headers['x-gateway-dropped-tools'] = dropped.join(',');
+      return admission;
+    },
+  });
+}

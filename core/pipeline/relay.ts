@@ -1,0 +1,135 @@
+/**
+ * Writes a stream's frames to the client: through the front end's renderer, with backpressure (a slow
+ * client slows the upstream read), keep-alives during silences for protocols that have them, and what
+ * the end of the stream needs (usage, the text relayed so far for estimates).
+ */
+import type { ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.ts';
+import type { Frame } from '../providers/types.ts';
+import type { Usage } from '../usage.ts';
+import { ClientGone } from '../gateway/attempts.ts';
+import type { RequestContext } from '../gateway/request-context.ts';
+import type { StreamRenderer } from './front-end.ts';
+
+let keepAliveMs = 10_000;
+
+/** How long a stream may stay byte-silent before a keep-alive is written (tests shorten it). */
+export function setKeepAliveInterval(ms: number): void {
+  keepAliveMs = ms;
+}
+
+export class Relay {
+  done = false;
+  failed = false;
+  text = '';
+  usage: Usage | null = null;
+  upstreamUsage: Record<string, unknown> | null = null;
+  private started = false;
+  private lastWrite = Date.now();
+  private timer: NodeJS.Timeout | null = null;
+  private readonly ctx: RequestContext;
+  private readonly res: ServerResponse;
+  private readonly renderer: StreamRenderer;
+
+  constructor(ctx: RequestContext, res: ServerResponse, renderer: StreamRenderer) {
+    this.ctx = ctx;
+    this.res = res;
+    this.renderer = renderer;
+    if (renderer.keepAlive() !== null) {
+      const every = keepAliveMs;
+      this.timer = setInterval(() => this.keepAlive(every), Math.max(10, Math.floor(every / 2)));
+      this.timer.unref();
+    }
+  }
+
+  async handle(f: Frame): Promise<void> {
+    if (this.done) return;
+    switch (f.kind) {
+      case 'event': {
+        const e = f.event;
+        if (e.type === 'usage') {
+          this.usage = e.usage;
+          return;
+        }
+        if (e.type === 'text-delta' || e.type === 'reasoning-delta') this.text += e.text;
+        else if (e.type === 'tool-call-start') this.text += e.name;
+        else if (e.type === 'tool-call-delta') this.text += e.argumentsDelta;
+        this.firstToken(e.type !== 'ping');
+        const out = this.renderer.event(e);
+        if (out !== '') await this.write(out);
+        return;
+      }
+      case 'raw':
+        this.firstToken(f.good);
+        this.text += f.text;
+        await this.write(this.renderer.raw ? this.renderer.raw(f.data, f.event) : `${f.event ? `event: ${f.event}\n` : ''}data: ${f.data}\n\n`);
+        return;
+      case 'usage':
+        this.usage = f.usage;
+        if (f.raw) this.upstreamUsage = f.raw;
+        return;
+      case 'error': {
+        if (f.raw) {
+          // A pass-through relays the upstream's own error event: its clients read its exact wording.
+          this.end(f.failure.status >= 500 ? f.failure.status : 502, f.failure.type ?? 'api_error', f.failure.message, `${f.raw.event ? `event: ${f.raw.event}\n` : ''}data: ${f.raw.data}\n\n`);
+          return;
+        }
+        this.fail(new GatewayError({ status: f.failure.status >= 500 ? f.failure.status : 502, type: 'api_error', code: f.failure.code ?? 'upstream_error', message: f.failure.message }));
+        return;
+      }
+      case 'end':
+        this.done = true;
+        return;
+    }
+  }
+
+  fail(err: GatewayError): void {
+    this.end(err.status, err.type, err.message, this.renderer.error(err));
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private end(status: number, errorType: string, message: string, text: string): void {
+    if (this.done) return;
+    this.done = true;
+    this.failed = true;
+    this.stop();
+    this.ctx.record.outcome = { status, errorType, errorMessage: message };
+    this.ctx.record.responseBody = this.text;
+    if (!this.res.destroyed) this.res.end(text);
+  }
+
+  private firstToken(good: boolean): void {
+    if (!good || this.started) return;
+    this.started = true;
+    this.ctx.record.ttftMs = this.ctx.record.elapsedMs();
+  }
+
+  private keepAlive(every: number): void {
+    if (this.done || this.res.destroyed || Date.now() - this.lastWrite < every) return;
+    const text = this.renderer.keepAlive();
+    if (text === null) return;
+    this.lastWrite = Date.now();
+    this.res.write(text);
+  }
+
+  async write(s: string): Promise<void> {
+    if (this.res.destroyed) throw new ClientGone();
+    this.lastWrite = Date.now();
+    if (this.res.write(s)) return;
+    const signal = this.ctx.abort.signal;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.res.once('drain', done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+    if (signal.aborted) throw new ClientGone();
+  }
+}

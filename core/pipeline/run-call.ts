@@ -1,0 +1,35 @@
+/**
+ * The one path of a model call, whatever protocol the client speaks: admission (allow-list, model
+ * resolution, rate limits, budget reservation), routing and failover until the first good answer, the
+ * answer rendered by the client's front end (or relayed natively), cost, and what the audit row says.
+ * The front end parses and renders; the codec of each candidate talks to its upstream.
+ */
+import { admit } from '../gateway/admission.ts';
+import type { Candidate } from '../gateway/model-router.ts';
+import type { RequestContext } from '../gateway/request-context.ts';
+import { neutralCodec } from './codec.ts';
+import { completeCall } from './complete-call.ts';
+import type { PipelineCall } from './pipeline-call.ts';
+import { streamCall } from './stream-call.ts';
+
+export type { PipelineCall } from './pipeline-call.ts';
+
+export async function runCall(ctx: RequestContext, call: PipelineCall): Promise<void> {
+  const req = call.request;
+  ctx.record.modelRequested = req.model;
+  const admitted = admit(ctx, req.model, {
+    inputTokens: call.promptTokens,
+    maxOutputTokens: call.maxOutputTokens !== undefined ? call.maxOutputTokens : req.maxOutputTokens,
+    n: call.n ?? req.n,
+    ...(req.serviceTier !== undefined ? { serviceTier: req.serviceTier } : {}),
+  });
+  try {
+    const admission = call.narrow ? call.narrow(admitted) : admitted;
+    const codecFor = call.codecFor ?? ((c: Candidate) => neutralCodec(c, req));
+    if (req.stream) await streamCall(ctx, call, admission, codecFor);
+    else await completeCall(ctx, call, admission, codecFor);
+  } finally {
+    // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
+    admitted.settle(ctx.record.priced.costUsd);
+  }
+}

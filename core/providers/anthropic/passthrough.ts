@@ -1,0 +1,117 @@
+/**
+ * Anthropic Messages to an Anthropic upstream: the client's body goes through with only `model`
+ * rewritten (and foreign, unsigned thinking blocks removed, which Anthropic would reject), every
+ * `anthropic-*` header the client sent is forwarded, and the stream is relayed event by event while
+ * usage is read on the side.
+ */
+import type { CallContext, Frame, FrameDecoder, SseEvent, UpstreamRequest } from '../types.ts';
+import type { Usage } from '../../usage.ts';
+import { streamErrorFailure } from './errors.ts';
+import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
+import type { AnthropicUsage } from './wire.ts';
+import { anthropicBase, anthropicHeaders } from './request.ts';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A thinking block Anthropic did not sign (another provider's, or shown without a signature) cannot go back to it. */
+const foreignThinking = (b: unknown): boolean =>
+  isObj(b) && b.type === 'thinking' && (typeof b.signature !== 'string' || b.signature === '');
+
+function withoutForeignThinking(messages: unknown): unknown {
+  if (!Array.isArray(messages)) return messages;
+  let changed = false;
+  const out = messages.map((m) => {
+    if (!isObj(m) || m.role !== 'assistant' || !Array.isArray(m.content) || !m.content.some(foreignThinking)) return m;
+    changed = true;
+    return { ...m, content: m.content.filter((b) => !foreignThinking(b)) };
+  });
+  return changed ? out : messages;
+}
+
+/** The client's headers an Anthropic upstream must see: every `anthropic-*` one, as an open list. */
+export function forwardedAnthropicHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    const name = k.toLowerCase();
+    if (!name.startsWith('anthropic-') || v === undefined) continue;
+    out[name] = Array.isArray(v) ? v.join(',') : v;
+  }
+  return out;
+}
+
+export function anthropicPassthroughRequest(raw: Record<string, unknown>, forward: Record<string, string>, ctx: CallContext, path = '/v1/messages'): UpstreamRequest {
+  const body: Obj = { ...raw, model: ctx.model };
+  if ('messages' in raw) body.messages = withoutForeignThinking(raw.messages);
+  return {
+    method: 'POST',
+    url: `${anthropicBase(ctx.provider.baseUrl)}${path}`,
+    headers: { ...anthropicHeaders(ctx.apiKey, true), ...forward, ...(ctx.apiKey !== null ? { 'x-api-key': ctx.apiKey } : {}) },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Relays Anthropic's events as they are; reads usage from `message_start` and `message_delta`. */
+export class AnthropicPassthroughDecoder implements FrameDecoder {
+  private usage: AnthropicUsage = {};
+  private sawUsage = false;
+  private done = false;
+
+  push(ev: SseEvent): Frame[] {
+    if (this.done) return [];
+    const name = ev.event ?? '';
+    if (name === 'error') {
+      this.done = true;
+      return [{ kind: 'error', failure: streamErrorFailure(ev.data), raw: { event: 'error', data: ev.data } }];
+    }
+    const raw = (good: boolean, text = ''): Frame => ({ kind: 'raw', data: ev.data, ...(ev.event !== null ? { event: ev.event } : {}), text, good });
+    if (name === 'ping') return [raw(false)];
+    // Only the events that carry usage or text are parsed; the rest go through untouched.
+    if (name === 'message_start' || name === 'message_delta') {
+      try {
+        const data = JSON.parse(ev.data) as Obj;
+        const u = name === 'message_start' ? (isObj(data.message) ? data.message.usage : undefined) : data.usage;
+        if (isObj(u)) {
+          this.usage = mergeAnthropicUsage(this.usage, u as AnthropicUsage);
+          this.sawUsage = true;
+        }
+      } catch {
+        /* relayed anyway; the client sees what Anthropic sent */
+      }
+      return [raw(true)];
+    }
+    if (name === 'content_block_delta') {
+      let text = '';
+      if (ev.data.includes('"text_delta"') || ev.data.includes('"input_json_delta"')) {
+        try {
+          const d = (JSON.parse(ev.data) as Obj).delta as Obj;
+          text = typeof d?.text === 'string' ? d.text : typeof d?.partial_json === 'string' ? d.partial_json : '';
+        } catch {
+          /* relayed anyway */
+        }
+      }
+      return [raw(true, text)];
+    }
+    if (name === 'message_stop') {
+      this.done = true;
+      const out: Frame[] = [raw(true)];
+      if (this.sawUsage) out.push({ kind: 'usage', usage: fromAnthropicUsage(this.usage) });
+      out.push({ kind: 'end' });
+      return out;
+    }
+    return [raw(true)];
+  }
+
+  usageSoFar(): Usage | null {
+    return this.sawUsage ? fromAnthropicUsage(this.usage) : null;
+  }
+
+  finish(): Frame[] {
+    if (this.done) return [];
+    this.done = true;
+    const out: Frame[] = [];
+    if (this.sawUsage) out.push({ kind: 'usage', usage: fromAnthropicUsage(this.usage) });
+    out.push({ kind: 'error', failure: { status: 502, message: 'The Anthropic stream ended early, before message_stop.', type: 'api_error', code: null } });
+    return out;
+  }
+}
