@@ -41,3 +41,9 @@ export function parseList(v: string | undefined): string[] | undefined {
   if (v === undefined) return undefined;
   return v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 }
+
+export function parsePositiveNumber(v: string, what: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${what} must be a positive number, got "${v}"`);
+  return n;
+}
