@@ -25,11 +25,16 @@ fi
 
 export PATH="$PWD/node_modules/.bin:$PATH"
 if [ -f test/agents/package.json ]; then bash scripts/install-agents.sh; fi
+if [ ! -d desktop/node_modules/electron ]; then
+  echo "test-all: installing desktop/ devDependencies (Electron's types; its binary is skipped)" >&2
+  npm run desktop:install --silent >&2
+fi
 echo "test-all: the SDK checks create .venv/sdk (pip install openai) and build .venv/sdk-go (go build) when missing; the package test packs and installs gateway-local into a temporary prefix" >&2
 
 export GATEWAY_REQUIRE_KEYRING=1
 export GATEWAY_REQUIRE_SDKS=1
 export GATEWAY_REQUIRE_BROWSER=1
 export GATEWAY_TEST_PACKAGE=1
+export GATEWAY_REQUIRE_DESKTOP=1
 npm run lint
 exec scripts/with-keyring.sh npm test
