@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-export const PACKAGE_NAME = 'gateway-local';
+const PACKAGE_NAME = 'gateway-local';
 
 const CANDIDATES = ['../package.json', '../../package.json'];
 

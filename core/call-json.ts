@@ -52,7 +52,7 @@ export function callToJson(row: Omit<CallRow, 'requestBody' | 'responseBody'>): 
     cache_write_tokens: row.cacheWriteTokens,
     reasoning_tokens: row.reasoningTokens,
     cost_usd: row.costUsd,
-    pricing: row.priceVersion === null && row.costUsd === null ? null : row.pricing,
+    pricing: row.provider === null ? null : row.pricing,
     price_version: row.priceVersion,
     latency_ms: row.latencyMs,
     ttft_ms: row.ttftMs,

@@ -6,7 +6,7 @@ import { mkdirSync, chmodSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
-export const APP_FOLDER_NAME = 'gateway';
+const APP_FOLDER_NAME = 'gateway';
 
 export interface DataPaths {
   home: string;
@@ -57,7 +57,7 @@ export function ensureDataHome(dir: string): string {
 }
 
 /** The data home cannot be created: names the folder and what to do. */
-export class DataHomeError extends Error {
+class DataHomeError extends Error {
   readonly code: string | undefined;
   constructor(dir: string, cause: NodeJS.ErrnoException) {
     const why =

@@ -17,7 +17,7 @@ const lockSchema = z.object({
 export type LockOwner = z.infer<typeof lockSchema>;
 
 /** Another live gateway holds this data home. */
-export class GatewayRunningError extends Error {
+class GatewayRunningError extends Error {
   readonly owner: LockOwner;
   constructor(home: string, owner: LockOwner) {
     const where = owner.url ? `listening on ${owner.url}` : owner.port !== null ? `on port ${owner.port}` : 'still starting';

@@ -53,7 +53,12 @@ export function registerCassettes(program: Command): void {
         out(`  POST ${e.endpoint}  model ${e.model ?? '-'}  ${e.digest}`);
         out(`  request: ${JSON.stringify(cassette.request)}`);
         cassette.interactions.forEach((i, n) => {
-          const body = i.chunks !== undefined ? `${i.chunks.length} stream chunks, ${Buffer.concat(i.chunks.map(chunkBytes)).length} bytes` : i.json !== undefined ? JSON.stringify(i.json) : (i.text ?? `<${i.base64?.length ?? 0} base64 characters>`);
+          const body =
+            i.chunks !== undefined
+              ? `${i.chunks.length} stream chunks, ${Buffer.concat(i.chunks.map(chunkBytes)).length} bytes`
+              : i.json !== undefined
+                ? JSON.stringify(i.json)
+                : (i.text ?? `<${i.base64?.length ?? 0} base64 characters>`);
           out(`  #${n + 1} ${i.status} ${i.recorded_at}${i.cost_usd === null ? '' : ` $${formatUsd(i.cost_usd)}`}: ${body.length > 300 ? `${body.slice(0, 300)}…` : body}`);
         });
         out();

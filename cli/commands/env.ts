@@ -8,7 +8,7 @@ import { ENV_FOR_TOOLS, printToolSettings, toolSettings } from './env-for.ts';
 import type { EnvForTool } from './env-for.ts';
 import { usageError } from '../cli-error.ts';
 
-export function gatewayBaseUrl(home: string): string {
+function gatewayBaseUrl(home: string): string {
   const running = readServerState(home);
   if (running) return running.baseUrl;
   const s = loadSettings(dataPaths(home).settings);

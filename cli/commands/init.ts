@@ -109,13 +109,13 @@ async function addAll(store: Store, home: string, chosen: Candidate[], mode: 'ke
   return added;
 }
 
-export interface InitOptions {
+interface InitOptions {
   yes?: boolean;
   keyEnv?: boolean;
   json?: boolean;
 }
 
-export async function runInit(opts: InitOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+async function runInit(opts: InitOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const mode = opts.keyEnv ? 'env' : 'keychain';
   await withStore(async (store, home) => {
     const candidates = findCandidates(store, home, env);

@@ -9,6 +9,7 @@ import { dataPaths, ensureDataHome } from '../../core/home.ts';
 import { clearServerState, writeServerState } from '../../core/server-state.ts';
 import { acquireStartLock } from '../../core/start-lock.ts';
 import { storageErrorFor } from '../../core/storage/db.ts';
+import { gatewayKeyInVarMessage, holdsGatewayKey } from '../../core/upstream/provider-keys.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { dataHome, note, out } from '../context.ts';
 import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
@@ -96,6 +97,10 @@ export function registerStart(program: Command): void {
         saveDemoKey(home, gw.createdKey.secret);
       } else if (!gw.deps.store.keys.list().some((k) => k.state === 'active')) {
         note('No key yet: `gateway keys create --name mytool`, or `eval "$(gateway env --new-key mytool)"`.');
+      }
+      for (const p of gw.deps.live.providers) {
+        const v = p.settings.keySource === 'env' && p.settings.keyEnv ? p.settings.keyEnv : null;
+        if (v && holdsGatewayKey(process.env[v])) note(`Warning: provider "${p.settings.name}": ${gatewayKeyInVarMessage(p.settings.name, v)}`);
       }
       if (gw.deps.live.providers.length === 0) {
         note('No provider yet: `gateway init` moves OPENAI_API_KEY and the like into the keychain, or `gateway providers add NAME --type openai --key-stdin`, or restart with --demo.');

@@ -1,9 +1,9 @@
 /** `gateway usage`: spend and tokens grouped by key, model, provider or day. */
 import type { Command } from 'commander';
 import { usageSummary } from '../../core/storage/audit-queries.ts';
-import { formatUsd } from '../../core/pricing/cost.ts';
+import { formatUsd, roundUsd, stringifyMoney } from '../../core/pricing/cost.ts';
 import { usageError } from '../cli-error.ts';
-import { note, printJson, table, withStore } from '../context.ts';
+import { note, out, table, withStore } from '../context.ts';
 
 /** `YYYY-MM-DD` (local midnight), a full ISO time, or a relative `7d` / `24h`. */
 export function parseSince(v: string): number {
@@ -28,14 +28,15 @@ export function registerUsage(program: Command): void {
       if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw usageError('--by must be key, model, provider or day');
       const since = opts.since ? parseSince(opts.since) : undefined;
       await withStore((store) => {
-        const rows = usageSummary(store.db, { by, since });
-        if (opts.json) return printJson(rows);
+        // Sums of rounded costs carry float noise: round them again, and print them as plain decimals.
+        const rows = usageSummary(store.db, { by, since }).map((r) => ({ ...r, cost_usd: roundUsd(r.cost_usd) }));
+        if (opts.json) return out(stringifyMoney(rows, 2));
         if (rows.length === 0) return note('No calls recorded yet.');
         table(
           [by.toUpperCase(), 'REQUESTS', 'ERRORS', 'INPUT', 'OUTPUT', 'CACHED', 'REASONING', 'COST USD'],
           rows.map((r) => [r.group, r.requests, r.errors, r.input_tokens, r.output_tokens, r.cached_tokens, r.reasoning_tokens, `${formatUsd(r.cost_usd)}${r.unpriced ? ` (+${r.unpriced} unpriced)` : ''}`]),
         );
-        const total = rows.reduce((s, r) => s + r.cost_usd, 0);
+        const total = roundUsd(rows.reduce((s, r) => s + r.cost_usd, 0));
         note(`Total: $${formatUsd(total)} over ${rows.reduce((s, r) => s + r.requests, 0)} requests.`);
       });
     });

@@ -6,7 +6,7 @@
 import { chunkBytes } from './format.ts';
 import type { Interaction } from './format.ts';
 
-export interface AnswerFacts {
+interface AnswerFacts {
   costUsd: number | null;
   inputTokens: number;
   outputTokens: number;

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { fieldText, multipartBoundary, parseMultipart } from '../gateway/multipart.ts';
+import type { MultipartPart } from '../gateway/multipart.ts';
 
 /**
  * Top-level body fields that name who or when rather than what is asked, so they differ between two
@@ -30,7 +31,7 @@ export interface CanonicalRequest {
 }
 
 /** Sorts keys at every level; drops `undefined` like JSON.stringify does. */
-export function sortKeys(value: unknown): CanonicalJson {
+function sortKeys(value: unknown): CanonicalJson {
   if (value === null || typeof value !== 'object') {
     return typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean' ? value : null;
   }
@@ -67,7 +68,7 @@ function fromJson(endpoint: string, raw: Buffer): CanonicalRequest | null {
 }
 
 function fromMultipart(endpoint: string, raw: Buffer, boundary: string): CanonicalRequest | null {
-  let parts;
+  let parts: MultipartPart[];
   try {
     parts = parseMultipart(raw, boundary);
   } catch {

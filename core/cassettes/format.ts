@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { CanonicalJson, CanonicalRequest } from './canonical.ts';
 
-export const CASSETTE_VERSION = 1;
+const CASSETTE_VERSION = 1;
 
 // Bodies came out of JSON.parse, so they are JSON values already: checking them deeply cost about a
 // millisecond per file on first use and could only fail on something JSON cannot hold.
@@ -16,7 +16,7 @@ const jsonValue = z.custom<CanonicalJson>((v) => v !== undefined);
 
 /** One write to the client, as written: text, or base64 when the bytes are not UTF-8. */
 const chunkSchema = z.union([z.string(), z.object({ base64: z.string() }).strict()]);
-export type RecordedChunk = z.infer<typeof chunkSchema>;
+type RecordedChunk = z.infer<typeof chunkSchema>;
 
 export const interactionSchema = z
   .object({
@@ -53,7 +53,11 @@ export const cassetteFileSchema = z
   .strict();
 export type CassetteFile = z.infer<typeof cassetteFileSchema>;
 
-const slug = (s: string, max: number): string => s.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[_.]+|_+$/g, '').slice(0, max) || '_';
+const slug = (s: string, max: number): string =>
+  s
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[_.]+|_+$/g, '')
+    .slice(0, max) || '_';
 
 /** `v1.chat.completions--gpt-4o-mini--0123456789ab.json` */
 export function cassetteFileName(req: Pick<CanonicalRequest, 'endpoint' | 'model' | 'digest'>): string {

@@ -26,7 +26,7 @@ export interface CassetteEntry {
   used_in_last_run: boolean | null;
 }
 
-export interface Inventory {
+interface Inventory {
   dir: string;
   last_run_started_at: string | null;
   entries: CassetteEntry[];
@@ -80,7 +80,7 @@ export function findEntry(inv: Inventory, ref: string): CassetteEntry {
   throw new Error(`"${ref}" matches ${matches.length} entries in ${inv.dir}; give more of the file name or digest`);
 }
 
-export interface PruneOptions {
+interface PruneOptions {
   /** Entries the last replay run did not use. */
   unused?: boolean;
   /** Entries whose newest answer is older than this many days. */
@@ -94,7 +94,7 @@ export function prune(dir: string, opts: PruneOptions): CassetteEntry[] {
   if (!opts.unused && opts.olderThanDays === undefined) throw new Error('say what to prune: --unused, --older-than DAYS, or both');
   const inv = inventory(dir);
   if (opts.unused && inv.last_run_started_at === null) {
-    throw new Error(`no replay run is recorded in ${dir} (${'.last-run.json'}): run your tests with --replay first, or prune with --older-than`);
+    throw new Error(`no replay run is recorded in ${dir} (.last-run.json): run your tests with --replay first, or prune with --older-than`);
   }
   const cutoff = opts.olderThanDays === undefined ? null : (opts.now ?? Date.now()) - opts.olderThanDays * 86_400_000;
   const doomed = inv.entries.filter(

@@ -35,7 +35,7 @@ import type { Recording } from './recorder.ts';
 import { writeReplay } from './replayer.ts';
 import { CassetteStore } from './store.ts';
 
-export interface EdgeCall {
+interface EdgeCall {
   /** The route's endpoint path (`/v1/chat/completions`, `/v1/messages`, …): part of what is matched. */
   endpoint: string;
   requestId: string;
@@ -44,9 +44,9 @@ export interface EdgeCall {
 }
 
 /** Runs the route's normal handler on a request (the original, or one whose body was already read). */
-export type ModelCallHandler = (req: IncomingMessage) => Promise<void>;
+type ModelCallHandler = (req: IncomingMessage) => Promise<void>;
 
-export type CassetteLayer = (req: IncomingMessage, res: ServerResponse, call: EdgeCall, handler: ModelCallHandler) => Promise<void>;
+type CassetteLayer = (req: IncomingMessage, res: ServerResponse, call: EdgeCall, handler: ModelCallHandler) => Promise<void>;
 
 /**
  * Answers worth replaying: successes and the client's own mistakes that an upstream reported. Local
@@ -157,7 +157,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     const store = storeFor(cassette.dir);
 
     if (cassette.mode !== 'record') {
-      let hit;
+      let hit: ReturnType<CassetteStore['next']>;
       try {
         hit = store.next(canonical, cassette.mode === 'replay');
       } catch (err) {

@@ -10,7 +10,7 @@ import { sendError } from '../gateway/respond.ts';
 import type { CanonicalRequest } from './canonical.ts';
 import type { Candidate } from './store.ts';
 
-export const CASSETTE_MISS = 'cassette_miss';
+const CASSETTE_MISS = 'cassette_miss';
 
 export function cassetteMiss(req: CanonicalRequest, dir: string, closest: Candidate | null): GatewayError {
   const near = closest

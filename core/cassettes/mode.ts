@@ -20,10 +20,10 @@ export const cassetteConfigSchema = z
 
 export type CassetteConfig = z.infer<typeof cassetteConfigSchema>;
 
-export const CASSETTE_MODE_ENV = 'GATEWAY_CASSETTE_MODE';
-export const CASSETTE_DIR_ENV = 'GATEWAY_CASSETTE_DIR';
+const CASSETTE_MODE_ENV = 'GATEWAY_CASSETTE_MODE';
+const CASSETTE_DIR_ENV = 'GATEWAY_CASSETTE_DIR';
 
-export class CassetteConfigError extends Error {
+class CassetteConfigError extends Error {
   override name = 'CassetteConfigError';
 }
 

@@ -17,7 +17,7 @@ export interface Recording {
  */
 const UNRECORDED = /^(x-request-id|x-gateway-queued-ms|date|connection|keep-alive|transfer-encoding|content-length|set-cookie|vary|retry-after|x-ratelimit-.*|access-control-.*)$/;
 
-export function recordableHeaders(headers: OutgoingHttpHeaders): Record<string, string> {
+function recordableHeaders(headers: OutgoingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     const name = k.toLowerCase();

@@ -8,9 +8,9 @@ import { formatUsd } from '../pricing/cost.ts';
 import { chunkBytes, interactionBody } from './format.ts';
 import type { Interaction } from './format.ts';
 
-export const REPLAYED_HEADER = 'x-gateway-replayed';
+const REPLAYED_HEADER = 'x-gateway-replayed';
 
-export function replayHeaders(i: Interaction, extra: Record<string, string>): Record<string, string> {
+function replayHeaders(i: Interaction, extra: Record<string, string>): Record<string, string> {
   const headers: Record<string, string> = { ...i.headers, ...extra, [REPLAYED_HEADER]: 'true' };
   if (i.cost_usd !== null && headers['x-gateway-cost-usd'] === undefined) headers['x-gateway-cost-usd'] = formatUsd(i.cost_usd);
   return headers;

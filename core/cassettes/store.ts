@@ -10,7 +10,7 @@ import type { CanonicalRequest } from './canonical.ts';
 import { cassetteFileName, newCassetteFile, parseCassette, serializeCassette } from './format.ts';
 import type { CassetteFile, Interaction } from './format.ts';
 
-export const LAST_RUN_FILE = '.last-run.json';
+const LAST_RUN_FILE = '.last-run.json';
 
 export interface LastRun {
   started_at: string;

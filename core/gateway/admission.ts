@@ -66,8 +66,11 @@ export function admit(ctx: RequestContext, requested: string, estimate: CallEsti
   const n = estimate.n !== undefined && Number.isFinite(estimate.n) && estimate.n > 1 ? Math.floor(estimate.n) : 1;
   let prompt: number | null = null;
   const promptTokens = (): number => (prompt ??= Math.ceil(typeof estimate.inputTokens === 'function' ? estimate.inputTokens() : estimate.inputTokens));
-  const outputLimit = (price: ModelPrice | null, model: string): number =>
-    estimate.maxOutputTokens ?? price?.maxOutputTokens ?? modelOutputLimit(model);
+  const outputLimit = (price: ModelPrice | null, model: string): number => {
+    // An echoing model (the demo) cannot say more than its prompt, whatever max_tokens allows.
+    if (price?.echoOverheadTokens != null) return Math.min(estimate.maxOutputTokens ?? Infinity, promptTokens() + price.echoOverheadTokens);
+    return estimate.maxOutputTokens ?? price?.maxOutputTokens ?? modelOutputLimit(model);
+  };
 
   const hasBudget = key.budgetUsd !== null && key.budgetUsd !== undefined;
   let worstUsd = 0;

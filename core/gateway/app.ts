@@ -8,6 +8,8 @@ import { DEMO_MODELS, startDemoUpstream } from '../demo/demo-upstream.ts';
 import { DEFAULT_BASE_URLS } from '../providers/presets.ts';
 import type { DemoUpstream } from '../demo/demo-upstream.ts';
 import { PriceBook } from '../pricing/price-book.ts';
+import type { UserPrice } from '../pricing/price.ts';
+import { fromStoredPrice } from '../pricing/stored-price.ts';
 import { CircuitBreaker } from '../routing/circuit-breaker.ts';
 import type { Clock } from '../routing/clock.ts';
 import { LatencyTracker } from '../routing/latency-tracker.ts';
@@ -117,8 +119,8 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   const prices = new PriceBook();
   const live = new LiveConfig(store, () => demo?.baseUrl ?? null);
   const applyPrices = () => {
-    const map: Record<string, { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number | null; cacheWritePerMTok: number | null }> = {};
-    for (const p of store.prices.list()) map[p.model] = { inputPerMTok: p.inputPerMtok, outputPerMTok: p.outputPerMtok, cacheReadPerMTok: p.cacheReadPerMtok, cacheWritePerMTok: p.cacheWritePerMtok };
+    const map: Record<string, UserPrice> = {};
+    for (const p of store.prices.list()) map[p.model] = fromStoredPrice(p);
     prices.setUserPrices(map);
   };
   applyPrices();

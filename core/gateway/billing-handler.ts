@@ -6,11 +6,18 @@
 import { badRequest } from '../errors.ts';
 import { spendForKeyBetween } from '../storage/audit-queries.ts';
 import { periodStart } from './budget.ts';
-import { sendJson } from './respond.ts';
+import { roundUsd, stringifyMoney } from '../pricing/cost.ts';
 import type { RequestContext } from './request-context.ts';
 
 const UNLIMITED_USD = 100_000_000;
-const round = (n: number, digits = 6): number => Number(n.toFixed(digits));
+/** Amounts use the one rounding rule (1e-10 USD) and print as plain decimals, like every other cost. */
+const round = (n: number): number => roundUsd(n);
+
+function sendJson(res: RequestContext['res'], status: number, body: unknown, headers: Record<string, string>): void {
+  const text = stringifyMoney(body);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
 
 function keyBudget(ctx: RequestContext): { budget: number | null; spent: number } {
   const key = ctx.key;
@@ -68,13 +75,22 @@ function parseDay(v: string | null, param: string): number | null {
   return new Date(y, m - 1, d).getTime();
 }
 
-/** `total_usage` is in cents. Dates are honoured (start inclusive, end exclusive); without them, the budget period. */
+/**
+ * `total_usage` is in cents. Chat UIs compute the balance as `hard_limit_usd - total_usage / 100`,
+ * asking for `start_date=<first of the month>&end_date=<today>`; so that they show the same remainder
+ * as `/v1/balance`, a key with a budget reports what it spent in its own budget period (the dates can
+ * only narrow the end), and `end_date` counts the whole day it names (today's spend included).
+ * Without a budget the dates are honoured as given: start inclusive, end through that day.
+ */
 export function handleBillingUsage(ctx: RequestContext, query: URLSearchParams): void {
   const start = parseDay(query.get('start_date'), 'start_date');
   const end = parseDay(query.get('end_date'), 'end_date');
   ctx.deps.store.audit.flush();
-  const from = start ?? periodStart(ctx.key.budgetPeriod ?? 'total');
-  const to = end ?? Date.now() + 1;
+  const budgeted = ctx.key.budgetUsd !== null && ctx.key.budgetUsd !== undefined;
+  const periodFrom = periodStart(ctx.key.budgetPeriod ?? 'total');
+  const from = budgeted ? periodFrom : (start ?? periodFrom);
+  const endOfDay = end === null ? null : new Date(new Date(end).setDate(new Date(end).getDate() + 1)).getTime();
+  const to = budgeted ? Date.now() + 1 : (endOfDay ?? Date.now() + 1);
   const spent = spendForKeyBetween(ctx.deps.store.db, ctx.key.id, from, to);
-  sendJson(ctx.res, 200, { object: 'list', total_usage: round(spent * 100, 4) }, headers(ctx));
+  sendJson(ctx.res, 200, { object: 'list', total_usage: roundUsd(spent * 100) }, headers(ctx));
 }

@@ -197,15 +197,20 @@ export async function relayPassthroughStream(ctx: RequestContext, success: Attem
     }
     watch(parser.end());
   } catch (err) {
-    if (err instanceof ClientGone || clientGone(ctx)) throw new ClientGone();
+    if (err instanceof ClientGone || clientGone(ctx)) {
+      settleUsage(ctx, candidate, usage ?? estimate?.(text) ?? null);
+      throw new ClientGone();
+    }
     const te = classifyTransportError(err);
     const timeout = te.kind === 'timeout';
     const message = `The provider ${candidate.provider} ${timeout ? 'went silent' : 'dropped the connection'} mid-stream (${te.message}).`;
     const status = timeout ? 504 : 502;
     record.outcome = { status, errorType: 'api_error', errorMessage: message };
+    // What was already produced is billed: the usage seen so far, else an estimate from the text relayed.
+    settleUsage(ctx, candidate, usage ?? estimate?.(text) ?? null);
     record.responseBody = text;
     if (!res.destroyed) res.end(`data: ${JSON.stringify({ error: { message, type: 'api_error', param: null, code: timeout ? 'upstream_timeout' : 'upstream_error' } })}\n\n`);
-    return null;
+    return record.priced.costUsd;
   } finally {
     if (!value.res.body.destroyed) value.res.body.destroy();
   }

@@ -24,10 +24,17 @@ const DALL_E_2: ModelPrice = Object.freeze({
   perImageUsd: Object.freeze({ '256x256|*': 0.016, '512x512|*': 0.018, '1024x1024|*': 0.02, '*': 0.02 }),
 });
 
+/**
+ * The audio chat models: the bundled record has only their text rates, while audio tokens cost far
+ * more ($40 in / $80 out per million for gpt-4o-audio-preview, $10 / $20 for the mini one).
+ */
+const GPT_4O_AUDIO: ModelPrice = Object.freeze({ ...base, inputPerMTok: 2.5, outputPerMTok: 10, audioInputPerMTok: 40, audioOutputPerMTok: 80, maxOutputTokens: 16_384 });
+const GPT_4O_MINI_AUDIO: ModelPrice = Object.freeze({ ...base, inputPerMTok: 0.15, outputPerMTok: 0.6, audioInputPerMTok: 10, audioOutputPerMTok: 20, maxOutputTokens: 16_384 });
+
 export const BUILTIN_PRICES: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
   deepseek: { 'deepseek-chat': DEEPSEEK, 'deepseek-reasoner': DEEPSEEK },
-  openai: { 'dall-e-3': DALL_E_3, 'dall-e-2': DALL_E_2 },
-  azure: { 'dall-e-3': DALL_E_3, 'dall-e-2': DALL_E_2 },
+  openai: { 'dall-e-3': DALL_E_3, 'dall-e-2': DALL_E_2, 'gpt-4o-audio-preview': GPT_4O_AUDIO, 'gpt-4o-mini-audio-preview': GPT_4O_MINI_AUDIO },
+  azure: { 'dall-e-3': DALL_E_3, 'dall-e-2': DALL_E_2, 'gpt-4o-audio-preview': GPT_4O_AUDIO, 'gpt-4o-mini-audio-preview': GPT_4O_MINI_AUDIO },
 };
 
 /**

@@ -130,3 +130,18 @@ export function stringifyWithCost(body: unknown, usage: Record<string, unknown> 
   usage.cost = cost;
   return text.replace(COST_MARK_JSON, formatUsd(cost));
 }
+
+/** A number token in exponent notation, between JSON punctuation (so never inside a quoted name). */
+const EXPONENT_NUMBER = /(?<=[:[,]\s*)(-?\d+(?:\.\d+)?[eE][+-]?\d+)(?=\s*[,\]}])/g;
+
+/**
+ * JSON text of a value holding amounts of money (balances, usage summaries) with every number written
+ * as a plain decimal: JSON.stringify prints 2e-8, which people and some parsers of ours do not read as
+ * money. Amounts should already be rounded with `roundUsd`.
+ */
+export function stringifyMoney(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(EXPONENT_NUMBER, (n) => {
+    const v = Number(n);
+    return Number.isFinite(v) && Math.abs(v) < 1e21 ? formatUsd(v) : n;
+  });
+}

@@ -27,6 +27,8 @@ const DEMO_PRICE: ModelPrice = Object.freeze({
   cacheReadPerMTok: null,
   cacheWritePerMTok: null,
   maxOutputTokens: 4_096,
+  // "Demo reply to: " is 5 tokens; one more for a boundary merge.
+  echoOverheadTokens: 6,
   source: 'demo',
 });
 const DEMO_MODELS: ReadonlySet<string> = new Set(['demo-chat', 'demo-embedding']);

@@ -40,6 +40,11 @@ export interface ModelPrice extends TokenRates {
   serviceTierMultipliers?: Readonly<Record<string, number>> | null;
   /** The model's own output limit, when the price data or our table knows it. */
   maxOutputTokens?: number | null;
+  /**
+   * The answer echoes the prompt plus this many tokens at most (the offline demo model: "Demo reply
+   * to: <your text>"), so its worst case follows the prompt rather than a fixed limit.
+   */
+  echoOverheadTokens?: number | null;
   contextWindow?: number | null;
   source: PriceSource;
 }

@@ -186,7 +186,7 @@ export function usageSummary(db: Database, options: UsageSummaryOptions): UsageS
            TOTAL(c.reasoning_tokens) AS reasoning_tokens,
            TOTAL(c.cost_usd) AS cost_usd,
            SUM(c.status >= 400) AS errors,
-           SUM(c.pricing = 'unpriced' AND c.price_version IS NOT NULL) AS unpriced
+           SUM(c.pricing = 'unpriced' AND c.provider IS NOT NULL) AS unpriced
     FROM calls c ${options.by === 'key' ? 'LEFT JOIN keys k ON k.id = c.key_id' : ''}
     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     GROUP BY ${groupBy}

@@ -4,7 +4,8 @@
  * and the busy timeout makes a second writer wait instead of failing with SQLITE_BUSY.
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { accessSync, closeSync, constants, openSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, closeSync, constants, linkSync, openSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { applyMigrations, readSchemaVersion, SCHEMA_VERSION } from './migrations.ts';
 
@@ -37,7 +38,7 @@ export class StorageError extends Error {
   }
 }
 
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Opens (creating if absent) the database file. A file that cannot be used fails here, at once, with a
@@ -94,7 +95,7 @@ function prepareFile(file: string): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw describeFailure(error, file);
     try {
-      closeSync(openSync(file, 'a', 0o600));
+      createInitialised(file);
     } catch (e) {
       throw describeFailure(e, file);
     }
@@ -113,6 +114,33 @@ function prepareFile(file: string): void {
     accessSync(path.dirname(file), constants.W_OK);
   } catch (error) {
     throw describeFailure(error, file);
+  }
+}
+
+/**
+ * A new database file appears already initialised (a SQLite header, WAL mode), never as 0 bytes: it is
+ * made under a private name and linked into place, so a process opening it at the same moment can tell a
+ * new file from one that was truncated. If another process linked its own first, that one is used.
+ */
+function createInitialised(file: string): void {
+  const tmp = `${file}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
+  closeSync(openSync(tmp, 'wx', 0o600));
+  try {
+    const db = new BetterSqlite3(tmp);
+    try {
+      // Only takes effect before the first table exists; lets retention give disk space back (purgeCalls).
+      db.pragma('auto_vacuum = INCREMENTAL');
+      db.pragma('journal_mode = WAL');
+    } finally {
+      db.close();
+    }
+    try {
+      linkSync(tmp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  } finally {
+    for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
   }
 }
 

@@ -150,6 +150,15 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
+    name: 'user prices: every kind of rate',
+    sql: `
+      -- JSON of the rates beyond input/output/cache (1-hour cache writes, audio and image tokens,
+      -- per minute, per image, service-tier multipliers, a long-context tier, the output limit).
+      ALTER TABLE prices ADD COLUMN extra TEXT;
+    `,
+  },
+  {
+    version: 5,
     name: 'cassettes: a key may record or replay on its own; calls answered from a cassette are marked',
     sql: `
       -- MODE:DIR (record, replay or replay-or-record), or NULL for the gateway's own setting.

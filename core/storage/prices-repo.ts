@@ -6,6 +6,23 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { changeConfig } from './config-version.ts';
 import { StorageError, type Database } from './db.ts';
 
+/** The rates beyond the four token rates; each absent one falls back as `core/pricing/price.ts` says. */
+export interface PriceExtra {
+  cacheWrite1hPerMtok?: number;
+  audioInputPerMtok?: number;
+  audioOutputPerMtok?: number;
+  imageInputPerMtok?: number;
+  imageOutputPerMtok?: number;
+  perMinuteUsd?: number;
+  perImageUsd?: number;
+  priorityMultiplier?: number;
+  flexMultiplier?: number;
+  maxOutputTokens?: number;
+  tierAbove?: number;
+  tierInputPerMtok?: number;
+  tierOutputPerMtok?: number;
+}
+
 export interface PriceInput {
   inputPerMtok: number;
   outputPerMtok: number;
@@ -13,6 +30,7 @@ export interface PriceInput {
   cacheReadPerMtok?: number | null;
   /** Null or absent: cache writes cost the input price. */
   cacheWritePerMtok?: number | null;
+  extra?: PriceExtra | null;
 }
 
 export interface UserPrice {
@@ -21,6 +39,7 @@ export interface UserPrice {
   outputPerMtok: number;
   cacheReadPerMtok: number | null;
   cacheWritePerMtok: number | null;
+  extra: PriceExtra;
   updatedAt: number;
 }
 
@@ -30,6 +49,7 @@ interface PriceRow {
   output_per_mtok: number;
   cache_read_per_mtok: number | null;
   cache_write_per_mtok: number | null;
+  extra: string | null;
   updated_at: number;
 }
 
@@ -55,17 +75,18 @@ export class PricesRepo {
       output_per_mtok: checkPrice('output', price.outputPerMtok),
       cache_read_per_mtok: price.cacheReadPerMtok == null ? null : checkPrice('cache read', price.cacheReadPerMtok),
       cache_write_per_mtok: price.cacheWritePerMtok == null ? null : checkPrice('cache write', price.cacheWritePerMtok),
+      extra: price.extra && Object.keys(price.extra).length > 0 ? JSON.stringify(checkExtra(price.extra)) : null,
       updated_at: Date.now(),
     };
     changeConfig(this.db, () => {
       this.db
         .prepare(
-          `INSERT INTO prices (model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, updated_at)
-           VALUES (@model, @input_per_mtok, @output_per_mtok, @cache_read_per_mtok, @cache_write_per_mtok, @updated_at)
+          `INSERT INTO prices (model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, extra, updated_at)
+           VALUES (@model, @input_per_mtok, @output_per_mtok, @cache_read_per_mtok, @cache_write_per_mtok, @extra, @updated_at)
            ON CONFLICT (model) DO UPDATE SET
              input_per_mtok = excluded.input_per_mtok, output_per_mtok = excluded.output_per_mtok,
              cache_read_per_mtok = excluded.cache_read_per_mtok, cache_write_per_mtok = excluded.cache_write_per_mtok,
-             updated_at = excluded.updated_at`,
+             extra = excluded.extra, updated_at = excluded.updated_at`,
         )
         .run(row);
     });
@@ -96,6 +117,28 @@ function checkPrice(label: string, value: unknown): number {
   return value;
 }
 
+function checkExtra(extra: PriceExtra): PriceExtra {
+  const out: PriceExtra = {};
+  for (const [k, v] of Object.entries(extra) as Array<[keyof PriceExtra, unknown]>) {
+    if (v === undefined || v === null) continue;
+    out[k] = checkPrice(k, v);
+  }
+  return out;
+}
+
+function parseExtra(text: string | null): PriceExtra {
+  if (text === null) return {};
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v === null || typeof v !== 'object') return {};
+    const out: PriceExtra = {};
+    for (const [k, x] of Object.entries(v)) if (typeof x === 'number' && Number.isFinite(x) && x >= 0) out[k as keyof PriceExtra] = x;
+    return out;
+  } catch {
+    return {};
+  }
+}
+
 function toPrice(row: PriceRow): UserPrice {
   return {
     model: row.model,
@@ -103,6 +146,7 @@ function toPrice(row: PriceRow): UserPrice {
     outputPerMtok: row.output_per_mtok,
     cacheReadPerMtok: row.cache_read_per_mtok,
     cacheWritePerMtok: row.cache_write_per_mtok,
+    extra: parseExtra(row.extra),
     updatedAt: row.updated_at,
   };
 }

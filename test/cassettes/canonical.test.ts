@@ -16,7 +16,12 @@ function multipart(boundary: string, fields: Array<[string, string | { filename:
   const parts: Buffer[] = [];
   for (const [name, v] of fields) {
     if (typeof v === 'string') parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${v}\r\n`));
-    else parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${v.filename}"\r\nContent-Type: audio/wav\r\n\r\n`), v.data, Buffer.from('\r\n'));
+    else
+      parts.push(
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${v.filename}"\r\nContent-Type: audio/wav\r\n\r\n`),
+        v.data,
+        Buffer.from('\r\n'),
+      );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return Buffer.concat(parts);
@@ -25,7 +30,16 @@ function multipart(boundary: string, fields: Array<[string, string | { filename:
 describe('canonical request', () => {
   it('ignores key order and the documented volatile fields', () => {
     const a = chat(base);
-    const b = chat({ temperature: 0, messages: [{ content: 'hi', role: 'user' }], model: 'gpt-4o-mini', user: 'u-1', metadata: { run: 'x' }, client_metadata: { session: 'y' }, prompt_cache_key: 'k', safety_identifier: 's' });
+    const b = chat({
+      temperature: 0,
+      messages: [{ content: 'hi', role: 'user' }],
+      model: 'gpt-4o-mini',
+      user: 'u-1',
+      metadata: { run: 'x' },
+      client_metadata: { session: 'y' },
+      prompt_cache_key: 'k',
+      safety_identifier: 's',
+    });
     expect(b.digest).toBe(a.digest);
     expect(VOLATILE_FIELDS).toEqual(['user', 'metadata', 'client_metadata', 'prompt_cache_key', 'safety_identifier']);
     expect(a).toMatchObject({ endpoint: '/v1/chat/completions', model: 'gpt-4o-mini', stream: false });
@@ -34,7 +48,14 @@ describe('canonical request', () => {
 
   it('every field that changes the answer changes the digest, and so does the endpoint', () => {
     const d = chat(base).digest;
-    for (const change of [{ stream: true }, { stream: true, stream_options: { include_usage: true } }, { temperature: 1 }, { messages: [{ role: 'user', content: 'hi!' }] }, { n: 2 }, { model: 'gpt-4o' }]) {
+    for (const change of [
+      { stream: true },
+      { stream: true, stream_options: { include_usage: true } },
+      { temperature: 1 },
+      { messages: [{ role: 'user', content: 'hi!' }] },
+      { n: 2 },
+      { model: 'gpt-4o' },
+    ]) {
       expect(chat({ ...base, ...change }).digest, JSON.stringify(change)).not.toBe(d);
     }
     expect(canonicalRequest('/v1/completions', 'application/json', json(base))!.digest).not.toBe(d);
@@ -42,9 +63,30 @@ describe('canonical request', () => {
 
   it('multipart: by field and file hash, whatever the boundary and the file name', () => {
     const audio = Buffer.from([0xff, 0x00, 0x80, 0x41]);
-    const a = canonicalRequest('/v1/audio/transcriptions', 'multipart/form-data; boundary=aaa', multipart('aaa', [['model', 'whisper-1'], ['file', { filename: '/tmp/x1.wav', data: audio }]]))!;
-    const b = canonicalRequest('/v1/audio/transcriptions', 'multipart/form-data; boundary=bbb', multipart('bbb', [['file', { filename: 'y.wav', data: audio }], ['model', 'whisper-1']]))!;
-    const c = canonicalRequest('/v1/audio/transcriptions', 'multipart/form-data; boundary=aaa', multipart('aaa', [['model', 'whisper-1'], ['file', { filename: 'x.wav', data: Buffer.from([1]) }]]))!;
+    const a = canonicalRequest(
+      '/v1/audio/transcriptions',
+      'multipart/form-data; boundary=aaa',
+      multipart('aaa', [
+        ['model', 'whisper-1'],
+        ['file', { filename: '/tmp/x1.wav', data: audio }],
+      ]),
+    )!;
+    const b = canonicalRequest(
+      '/v1/audio/transcriptions',
+      'multipart/form-data; boundary=bbb',
+      multipart('bbb', [
+        ['file', { filename: 'y.wav', data: audio }],
+        ['model', 'whisper-1'],
+      ]),
+    )!;
+    const c = canonicalRequest(
+      '/v1/audio/transcriptions',
+      'multipart/form-data; boundary=aaa',
+      multipart('aaa', [
+        ['model', 'whisper-1'],
+        ['file', { filename: 'x.wav', data: Buffer.from([1]) }],
+      ]),
+    )!;
     expect(a.model).toBe('whisper-1');
     expect(b.digest).toBe(a.digest);
     expect(c.digest).not.toBe(a.digest);
@@ -62,7 +104,13 @@ describe('cassette file', () => {
     const req = chat({ ...base, model: 'deepseek-ai/DeepSeek-V3' });
     expect(cassetteFileName(req)).toMatch(/^v1\.chat\.completions--deepseek-ai_DeepSeek-V3--[0-9a-f]{12}\.json$/);
     const file = newCassetteFile(req);
-    file.interactions.push({ recorded_at: '2026-01-01T00:00:00.000Z', status: 200, headers: { 'x-b': '1', 'content-type': 'application/json' }, cost_usd: 0.5, ...encodeBody(json({ b: 1, a: [1.5e-7, 'é'] })) });
+    file.interactions.push({
+      recorded_at: '2026-01-01T00:00:00.000Z',
+      status: 200,
+      headers: { 'x-b': '1', 'content-type': 'application/json' },
+      cost_usd: 0.5,
+      ...encodeBody(json({ b: 1, a: [1.5e-7, 'é'] })),
+    });
     const text = serializeCassette(file);
     expect(serializeCassette(parseCassette(text, 'x'))).toBe(text);
     expect(text.indexOf('"content-type"')).toBeLessThan(text.indexOf('"x-b"'));

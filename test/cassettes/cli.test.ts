@@ -50,7 +50,17 @@ function offlineHome(): { home: string; key: string } {
   cleanups.push(h.cleanup);
   const store = Store.open(h.home);
   try {
-    store.providers.add({ name: 'oa', type: 'openai', preset: null, baseUrl: deadUrl, models: ['gpt-4o-mini', 'text-embedding-3-small'], priority: 100, keyEnv: null, keySource: 'none', options: {} });
+    store.providers.add({
+      name: 'oa',
+      type: 'openai',
+      preset: null,
+      baseUrl: deadUrl,
+      models: ['gpt-4o-mini', 'text-embedding-3-small'],
+      priority: 100,
+      keyEnv: null,
+      keySource: 'none',
+      options: {},
+    });
     return { home: h.home, key: store.keys.create({ name: 'suite' }).secret };
   } finally {
     store.close();
@@ -99,7 +109,10 @@ describe('a test suite runs offline from the cassette', { timeout: CLI_TEST_TIME
     await gw.stop('SIGTERM');
 
     const logs = await runCli(['logs', '--json'], { home });
-    const rows = logs.stdout.trim().split('\n').map((l) => JSON.parse(l) as { replayed: boolean; status: number; cost_usd: number | null });
+    const rows = logs.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { replayed: boolean; status: number; cost_usd: number | null });
     expect(rows).toHaveLength(4);
     expect(rows.filter((r) => r.replayed && r.status === 200 && r.cost_usd === 0)).toHaveLength(3);
     expect(rows.filter((r) => !r.replayed && r.status === 404)).toHaveLength(1);
@@ -113,7 +126,10 @@ describe('a test suite runs offline from the cassette', { timeout: CLI_TEST_TIME
     expect(run.stdout).toMatch(/# pass 3/);
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/gateway run: 3 calls, \d+ input \+ \d+ output tokens, \$0\.000000;/);
-    const rows = (await runCli(['logs', '--json'], { home })).stdout.trim().split('\n').map((l) => JSON.parse(l) as { replayed: boolean });
+    const rows = (await runCli(['logs', '--json'], { home })).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { replayed: boolean });
     expect(rows.filter((r) => r.replayed)).toHaveLength(3);
   });
 
@@ -166,7 +182,9 @@ describe('gateway cassettes', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const { home } = offlineHome();
     const list = await runCli(['cassettes', 'list', cassette.dir, '--json'], { home });
     expect(list.code).toBe(0);
-    const inv = JSON.parse(list.stdout) as { entries: Array<{ file: string; endpoint: string; model: string; answers: number; stream: boolean; used_in_last_run: boolean | null; recorded_cost_usd: number | null }> };
+    const inv = JSON.parse(list.stdout) as {
+      entries: Array<{ file: string; endpoint: string; model: string; answers: number; stream: boolean; used_in_last_run: boolean | null; recorded_cost_usd: number | null }>;
+    };
     expect(inv.entries.map((e) => e.endpoint).sort()).toEqual(['/v1/chat/completions', '/v1/chat/completions', '/v1/embeddings']);
     expect(inv.entries.filter((e) => e.stream)).toHaveLength(1);
     expect(inv.entries.every((e) => e.answers === 1 && e.used_in_last_run === true)).toBe(true);

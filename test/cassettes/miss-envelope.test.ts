@@ -45,7 +45,9 @@ describe('a cassette miss', () => {
     const e = err as InstanceType<typeof Anthropic.NotFoundError>;
     expect(e.status).toBe(404);
     expect((e.error as { type: string; error: { type: string; message: string } }).error.type).toBe('not_found_error');
-    expect((e.error as { error: { message: string } }).error.message).toMatch(/^cassette_miss: Cassette miss: no recorded answer for POST \/v1\/messages \(model claude-sonnet-4-6/);
+    expect((e.error as { error: { message: string } }).error.message).toMatch(
+      /^cassette_miss: Cassette miss: no recorded answer for POST \/v1\/messages \(model claude-sonnet-4-6/,
+    );
     expect(e.requestID).toBe('req_test');
     expect(hits).toBe(1);
   });

@@ -79,7 +79,11 @@ describe('replay-or-record', () => {
         for await (const _ of stream) void _;
       })(),
     ).rejects.toThrow();
-    const bad = await fetch(`${t.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: '{not json' });
+    const bad = await fetch(`${t.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: '{not json',
+    });
     expect(bad.status).toBe(400);
     const names = cassetteTexts(c.dir).map((f) => f.text);
     expect(names.some((text) => text.includes('cut short'))).toBe(false);
@@ -93,7 +97,10 @@ describe('replay', () => {
     const watch = await startOpenAIUpstream({ models: ['gpt-4o-mini'] });
     try {
       // No fixed model list: a normal start would ask the provider for it.
-      const t = await startTestGateway({ settings: { cassettes: { mode: 'replay', dir: c.dir } }, providers: [{ name: 'lister', type: 'openai', baseUrl: watch.url, secret: 'sk-lister-0123456789abcdef' }] });
+      const t = await startTestGateway({
+        settings: { cassettes: { mode: 'replay', dir: c.dir } },
+        providers: [{ name: 'lister', type: 'openai', baseUrl: watch.url, secret: 'sk-lister-0123456789abcdef' }],
+      });
       await t.close();
       const normal = await startTestGateway({ providers: [{ name: 'lister', type: 'openai', baseUrl: watch.url, secret: 'sk-lister-0123456789abcdef' }] });
       await normal.close();
@@ -147,7 +154,9 @@ describe('a key with its own cassette', () => {
 
     const recorded = await ci.chat.completions.create(ask('per key'));
     await dev.chat.completions.create(ask('only dev'));
-    const texts = cassetteTexts(c.dir).map((f) => f.text).join('\n');
+    const texts = cassetteTexts(c.dir)
+      .map((f) => f.text)
+      .join('\n');
     expect(texts).toContain('per key');
     expect(texts).not.toContain('only dev');
 

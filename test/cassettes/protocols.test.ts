@@ -6,7 +6,6 @@
  * wraps every model-call route by its endpoint path.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
 import { startOpenAIResponsesUpstream } from '../fakes/openai-responses-upstream.ts';
@@ -40,9 +39,15 @@ interface Answers {
 
 async function exercise(t: TestGateway): Promise<Answers> {
   const anthropic = new Anthropic({ apiKey: t.key, baseURL: t.gw.url, maxRetries: 0 });
-  const message = await anthropic.messages.create({ model: CLAUDE, max_tokens: 50, messages: [{ role: 'user', content: 'hello claude' }], metadata: { user_id: `session-${Math.random()}` } });
+  const message = await anthropic.messages.create({
+    model: CLAUDE,
+    max_tokens: 50,
+    messages: [{ role: 'user', content: 'hello claude' }],
+    metadata: { user_id: `session-${Math.random()}` },
+  });
   const messageEvents: unknown[] = [];
-  for await (const e of await anthropic.messages.create({ model: CLAUDE, max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'stream claude' }] })) messageEvents.push(e);
+  for await (const e of await anthropic.messages.create({ model: CLAUDE, max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'stream claude' }] }))
+    messageEvents.push(e);
   const openai = t.client();
   const response = await openai.responses.create({ model: CODEX, input: 'hello codex', prompt_cache_key: `conv-${Math.random()}` });
   const responseEvents: unknown[] = [];
@@ -73,7 +78,9 @@ describe('Messages and Responses: record, stop the upstreams, replay', () => {
   it('replays both protocols identically, streams included, contacting no provider', async () => {
     expect(recorded.messageEvents.length).toBeGreaterThan(3);
     expect(recorded.responseEvents.length).toBeGreaterThan(3);
-    const files = cassetteTexts(cassette.dir).filter((f) => !f.name.startsWith('.')).map((f) => f.name);
+    const files = cassetteTexts(cassette.dir)
+      .filter((f) => !f.name.startsWith('.'))
+      .map((f) => f.name);
     expect(files.filter((f) => f.startsWith('v1.messages--'))).toHaveLength(2);
     expect(files.filter((f) => f.startsWith('v1.responses--'))).toHaveLength(2);
     const ant = await startAnthropicUpstream({ models: [CLAUDE] });
@@ -93,7 +100,9 @@ describe('Messages and Responses: record, stop the upstreams, replay', () => {
       await ant.close();
       await oa.close();
     }
-    const all = cassetteTexts(cassette.dir).map((f) => f.text).join('\n');
+    const all = cassetteTexts(cassette.dir)
+      .map((f) => f.text)
+      .join('\n');
     for (const s of [recorderKey, ANT_SECRET, OA_SECRET]) expect(all).not.toContain(s);
   });
 });

@@ -84,7 +84,9 @@ describe('record, stop the upstreams, replay (Python SDK)', () => {
       await watch.close();
     }
 
-    const all = cassetteTexts(cassette.dir).map((f) => f.text).join('\n');
+    const all = cassetteTexts(cassette.dir)
+      .map((f) => f.text)
+      .join('\n');
     for (const secret of [recorderKey, CHAT_SECRET, EXTRA_SECRET]) expect(all).not.toContain(secret);
   });
 });

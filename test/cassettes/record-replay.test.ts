@@ -56,7 +56,19 @@ async function exercise(t: TestGateway): Promise<Answers> {
   const image = await c.images.generate({ model: 'gpt-image-1', prompt: 'a cassette tape' });
   const transcription = await c.audio.transcriptions.create({ file: await toFile(AUDIO, 'clip.wav'), model: 'gpt-4o-transcribe', language: 'en' });
   const transcriptionText = await c.audio.transcriptions.create({ file: await toFile(AUDIO, 'clip.wav'), model: 'whisper-1', response_format: 'text' });
-  return { chat, chatAgain, chatStream, rawStream, completion, completionStream, embedding, image, transcription, transcriptionText, costHeader: response.headers.get('x-gateway-cost-usd') };
+  return {
+    chat,
+    chatAgain,
+    chatStream,
+    rawStream,
+    completion,
+    completionStream,
+    embedding,
+    image,
+    transcription,
+    transcriptionText,
+    costHeader: response.headers.get('x-gateway-cost-usd'),
+  };
 }
 
 describe('record, stop the upstreams, replay (Node SDK)', () => {
@@ -98,7 +110,10 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
     beforeAll(async () => {
       // Live upstreams at new addresses: any call the replay leaks is counted here.
       watch = { chat: await startOpenAIUpstream({ models: ['gpt-4o-mini', 'text-embedding-3-small'] }), extra: await startOpenAIExtraUpstream(), close: async () => {} };
-      player = await cassetteGateway(watch, { mode: 'replay', dir: cassette.dir }, [{ name: 'ci', budgetUsd: 0.000001 }, { name: 'embed-only', models: ['text-embedding-3-small'] }]);
+      player = await cassetteGateway(watch, { mode: 'replay', dir: cassette.dir }, [
+        { name: 'ci', budgetUsd: 0.000001 },
+        { name: 'embed-only', models: ['text-embedding-3-small'] },
+      ]);
     }, 60_000);
     afterAll(async () => {
       await player.close();
@@ -121,7 +136,7 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
       expect(chunks.join('')).toBe(recorded.rawStream);
     });
 
-    it('a stream without a usage chunk still says what it cost (from the recorded call\'s audit row)', async () => {
+    it("a stream without a usage chunk still says what it cost (from the recorded call's audit row)", async () => {
       const file = cassetteTexts(cassette.dir).find((f) => f.text.includes('raw bytes please'));
       const cost = (JSON.parse(file!.text) as { interactions: Array<{ cost_usd: number | null }> }).interactions[0].cost_usd;
       expect(cost).toBeGreaterThan(0);
@@ -137,7 +152,10 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
     });
 
     it('is free, says what it would have cost, and the audit row is marked replayed', async () => {
-      const { data, response } = await player.client().chat.completions.create({ ...CHAT, user: 'someone-else', store: false }).withResponse();
+      const { data, response } = await player
+        .client()
+        .chat.completions.create({ ...CHAT, user: 'someone-else', store: false })
+        .withResponse();
       expect(response.headers.get('x-gateway-replayed')).toBe('true');
       expect(response.headers.get('x-gateway-cost-usd')).toBe(recorded.costHeader);
       expect((data.usage as unknown as { cost: number }).cost).toBe(Number(recorded.costHeader));
@@ -190,7 +208,9 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
   });
 
   it('the cassette holds no secret: no local key, no provider key', () => {
-    const all = cassetteTexts(cassette.dir).map((f) => f.text).join('\n');
+    const all = cassetteTexts(cassette.dir)
+      .map((f) => f.text)
+      .join('\n');
     for (const secret of [...recorderKeys, CHAT_SECRET, EXTRA_SECRET]) expect(all).not.toContain(secret);
     expect(all).not.toMatch(/sk-gw-[A-Za-z0-9]{20,}/);
     expect(all.toLowerCase()).not.toContain('authorization');

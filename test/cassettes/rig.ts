@@ -18,7 +18,7 @@ import type { NewKey } from '../../core/storage/keys-repo.ts';
 
 export const CHAT_SECRET = 'sk-cassette-chat-upstream-0123456789abcdef';
 export const EXTRA_SECRET = 'sk-cassette-extra-upstream-0123456789abcdef';
-export const CHAT_MODELS = ['gpt-4o-mini', 'text-embedding-3-small'];
+const CHAT_MODELS = ['gpt-4o-mini', 'text-embedding-3-small'];
 
 export interface Upstreams {
   chat: FakeUpstream;

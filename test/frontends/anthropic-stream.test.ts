@@ -74,7 +74,7 @@ describe('AnthropicStreamRenderer', () => {
     expect(end.usage).toEqual({ input_tokens: 6, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, output_tokens: 5 });
   });
 
-  it("another provider's reasoning becomes an unsigned thinking block; its opaque data is never passed off as a signature", () => {
+  it("another provider's reasoning becomes a thinking block with the gateway's mark; its opaque data is never passed off as a signature", () => {
     const frames = render([
       { type: 'start', id: 'x', model: 'm' },
       { type: 'reasoning-delta', choice: 0, text: 'hmm' },
@@ -84,7 +84,8 @@ describe('AnthropicStreamRenderer', () => {
     ]);
     checkSequential(frames);
     expect(frames[1].data.content_block).toEqual({ type: 'thinking', thinking: '', signature: '' });
-    expect(JSON.stringify(frames)).not.toContain('signature_delta');
+    const sigs = frames.filter((f) => (f.data.delta as { type?: string } | undefined)?.type === 'signature_delta').map((f) => (f.data.delta as { signature: string }).signature);
+    expect(sigs).toEqual(['gw1:reasoning']);
     expect(JSON.stringify(frames)).not.toContain('enc-xyz');
     expect(frames.at(-2)!.data.delta).toEqual({ stop_reason: 'end_turn', stop_sequence: null });
   });
@@ -104,5 +105,39 @@ describe('AnthropicStreamRenderer', () => {
     expect(frames.find((f) => (f.data.content_block as { type?: string } | undefined)?.type === 'redacted_thinking')?.data.content_block).toEqual({ type: 'redacted_thinking', data: 'REDACTED' });
     expect((frames[0].data.message as { id: string }).id).toBe('msg_1');
     expect(frames.at(-2)!.data.delta).toEqual({ stop_reason: 'max_tokens', stop_sequence: null });
+  });
+});
+
+describe('reasoning sent back by an Anthropic client', () => {
+  const body = {
+    model: 'm',
+    max_tokens: 100,
+    messages: [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'deepseek thought', signature: 'gw1:reasoning' }, { type: 'tool_use', id: 'call_1', name: 'f', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'r' }] },
+    ],
+  };
+  const ctx = (type: 'openai' | 'openai-compatible') => ({
+    provider: { name: 'p', type, preset: null, baseUrl: 'http://x/v1', models: null, priority: 1, keyEnv: null, keySource: 'none' as const, options: {}, seq: 1 },
+    model: 'm',
+    apiKey: null,
+    stream: false,
+  });
+
+  it("goes to a DeepSeek-style upstream as reasoning_content, never to OpenAI's API, and never to Anthropic", async () => {
+    const { parseMessagesRequest } = await import('../../core/frontends/anthropic-messages/parse.ts');
+    const { openAIChatBodyFromCall } = await import('../../core/providers/openai/encode-call.ts');
+    const { anthropicBodyFromCall } = await import('../../core/providers/anthropic/encode-call.ts');
+    const { anthropicPassthroughRequest } = await import('../../core/providers/anthropic/passthrough.ts');
+    const req = parseMessagesRequest(body, {});
+    const compat = openAIChatBodyFromCall(req, ctx('openai-compatible')) as { messages: Array<Record<string, unknown>> };
+    expect(compat.messages[1]).toMatchObject({ role: 'assistant', reasoning_content: 'deepseek thought' });
+    const official = openAIChatBodyFromCall(req, ctx('openai')) as { messages: Array<Record<string, unknown>> };
+    expect(official.messages[1]).not.toHaveProperty('reasoning_content');
+    expect(JSON.stringify(anthropicBodyFromCall(req, 'claude', false))).not.toContain('thinking');
+    const passthrough = JSON.parse(anthropicPassthroughRequest(body, {}, { ...ctx('openai-compatible'), provider: { ...ctx('openai-compatible').provider, type: 'anthropic', baseUrl: 'http://a' } }).body as string) as typeof body;
+    expect(JSON.stringify(passthrough.messages[1])).not.toContain('thinking');
+    expect(passthrough.messages[1].content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input: {} }]);
   });
 });

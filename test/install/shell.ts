@@ -9,7 +9,7 @@ export interface Shell {
   readonly stderr: string;
   /** The first match of `re` in that stream; rejects if the command exits first or at the deadline. */
   waitFor(re: RegExp, where?: 'stdout' | 'stderr', timeoutMs?: number): Promise<RegExpExecArray>;
-  /** SIGTERM (SIGKILL after 10 s); resolves with the exit code. */
+  /** SIGTERM (SIGKILL after 30 s: a loaded machine may take a while to drain and flush); resolves with the exit code. */
   stop(): Promise<{ code: number | null }>;
   exited: Promise<{ code: number | null }>;
 }
@@ -47,7 +47,7 @@ export function startShell(line: string, env: NodeJS.ProcessEnv, cwd: string): S
     async stop() {
       if (!done) {
         child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
         await exited;
         clearTimeout(timer);
       }

@@ -346,3 +346,29 @@ describe('failover between a pass-through and a translated provider', () => {
     }
   });
 });
+
+describe('OpenAI-format requests to an Anthropic provider', () => {
+  it('keep cache_control on content parts (system included) and forward the client\'s anthropic-beta', async () => {
+    const res = await fetch(`${t.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.keys.agent}`, 'anthropic-beta': 'prompt-caching-scope-2026-01-05' },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-6',
+        max_tokens: 30,
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'A long, stable system prompt.', cache_control: { type: 'ephemeral' } }] },
+          { role: 'user', content: [{ type: 'text', text: 'a big document', cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: 'the question' }] },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const sent = claude.requests.at(-1)!;
+    expect(sent.headers['anthropic-beta']).toBe('prompt-caching-scope-2026-01-05');
+    const body = sent.body as { system: unknown; messages: Array<{ content: unknown }> };
+    expect(body.system).toEqual([{ type: 'text', text: 'A long, stable system prompt.', cache_control: { type: 'ephemeral' } }]);
+    expect(body.messages[0].content).toEqual([
+      { type: 'text', text: 'a big document', cache_control: { type: 'ephemeral', ttl: '1h' } },
+      { type: 'text', text: 'the question' },
+    ]);
+  });
+});

@@ -181,7 +181,8 @@ describe('402 insufficient_quota', () => {
     let err: APIError | undefined;
     for (let i = 0; i < 6 && !err; i++) {
       try {
-        await chat(client, 'gpt-4o-mini', 'spend some money');
+        // A tiny max_tokens: without one the worst case (the model's whole output limit) would not fit at all.
+        await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'spend some money' }], max_tokens: 2 });
         ok++;
       } catch (e) {
         err = e as APIError;

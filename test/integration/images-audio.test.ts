@@ -2,7 +2,7 @@
  * `POST /v1/images/generations`, `/v1/audio/transcriptions` and `/v1/audio/translations` through the
  * real gateway with the official `openai` SDK: pass-through bodies (the multipart bytes unchanged, the
  * `model` field rewritten only when the resolved name differs), the provider's Content-Type kept
- * (JSON, or text/plain for `text`/`srt`/`vtt`), per-token pricing only when tokens are reported,
+ * (JSON, or text/plain for `text`/`srt`/`vtt`), per-token, per-minute and per-image pricing,
  * failover, OpenAI-shaped 400s and the audit rows.
  */
 import OpenAI, { toFile } from 'openai';
@@ -98,14 +98,14 @@ describe('images', () => {
     expect(row.responseBody).not.toContain(FAKE_PNG_B64);
   });
 
-  it('dall-e-3: no token usage, so the call is unpriced and names no cost', async () => {
+  it('dall-e-3: no token usage, so the call pays the per-image price (1024x1024 standard: $0.04)', async () => {
     const { data, response } = await r.t.client().images.generate({ model: 'dall-e-3', prompt: 'a red fox', response_format: 'b64_json' }).withResponse();
     expect(data.data?.[0].b64_json).toBe(FAKE_PNG_B64);
     expect(data.usage).toBeUndefined();
-    expect(response.headers.get('x-gateway-cost-usd')).toBeNull();
-    expect(response.headers.get('x-gateway-pricing')).toBe('unpriced');
+    expect(response.headers.get('x-gateway-cost-usd')).toBe('0.04');
+    expect(response.headers.get('x-gateway-pricing')).toBe('priced');
     const row = await auditRow(r.t, response.headers.get('x-request-id'));
-    expect(row).toMatchObject({ endpoint: '/v1/images/generations', pricing: 'unpriced', costUsd: null, inputTokens: 0, outputTokens: 0, status: 200 });
+    expect(row).toMatchObject({ endpoint: '/v1/images/generations', pricing: 'priced', costUsd: 0.04, inputTokens: 0, outputTokens: 0, status: 200 });
   });
 
   it('400 when the prompt is missing', async () => {
@@ -139,7 +139,8 @@ describe('audio', () => {
     const usage = (data as unknown as { usage: { input_tokens: number; output_tokens: number; cost: number } }).usage;
     expect(usage).toMatchObject({ type: 'tokens', input_tokens: 14 });
     // gpt-4o-transcribe: $2.5 input, $10 output per million tokens.
-    expect(usage.cost).toBeCloseTo((14 * 2.5 + usage.output_tokens * 10) / 1e6, 12);
+    // The 14 input tokens are audio tokens ($6/M for gpt-4o-transcribe), the transcript is output ($10/M).
+    expect(usage.cost).toBeCloseTo((14 * 6 + usage.output_tokens * 10) / 1e6, 12);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.headers.get('x-gateway-provider')).toBe('alpha');
     expect(response.headers.get('x-gateway-model')).toBe('gpt-4o-transcribe');
@@ -182,7 +183,9 @@ describe('audio', () => {
     expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(response.headers.get('x-gateway-provider')).toBe('alpha');
     const row = await auditRow(r.t, response.headers.get('x-request-id'));
-    expect(row).toMatchObject({ endpoint: '/v1/audio/transcriptions', model: 'whisper-1', pricing: 'unpriced', costUsd: null, status: 200 });
+    // No usage in a text answer, and these bytes are no readable audio: priced by their size, estimated.
+    expect(row).toMatchObject({ endpoint: '/v1/audio/transcriptions', model: 'whisper-1', pricing: 'estimated', status: 200 });
+    expect(row.costUsd).toBeGreaterThan(0);
     expect(row.responseBody).toBe(`${fakeTranscript('transcribe', 'b.wav')}\n`);
   });
 
@@ -198,13 +201,13 @@ describe('audio', () => {
     expect(formField(r.alpha.requests.at(-1)?.body, 'timestamp_granularities\\[\\]')).toBe('segment');
   });
 
-  it('whisper-1 reports a duration, not tokens: unpriced', async () => {
+  it('whisper-1 reports a duration, not tokens: priced per minute ($0.006)', async () => {
     const { data, response } = await r.t.client().audio.transcriptions.create({ file: await toFile(AUDIO, 'd.wav'), model: 'whisper-1' }).withResponse();
     expect(data.text).toBe(fakeTranscript('transcribe', 'd.wav'));
-    expect((data as unknown as { usage: unknown }).usage).toEqual({ type: 'duration', seconds: 3 });
-    expect(response.headers.get('x-gateway-cost-usd')).toBeNull();
+    expect((data as unknown as { usage: unknown }).usage).toEqual({ type: 'duration', seconds: 3, cost: 0.0003 });
+    expect(response.headers.get('x-gateway-cost-usd')).toBe('0.0003');
     const row = await auditRow(r.t, response.headers.get('x-request-id'));
-    expect(row).toMatchObject({ pricing: 'unpriced', costUsd: null, inputTokens: 0 });
+    expect(row).toMatchObject({ pricing: 'priced', costUsd: 0.0003, inputTokens: 0 });
   });
 
   it('translation', async () => {
@@ -214,7 +217,8 @@ describe('audio', () => {
     const text = await r.t.client().audio.translations.create({ file: await toFile(AUDIO, 'de.wav'), model: 'whisper-1', response_format: 'text' });
     expect(text).toBe(`${fakeTranscript('translate', 'de.wav')}\n`);
     const row = await auditRow(r.t, response.headers.get('x-request-id'));
-    expect(row).toMatchObject({ endpoint: '/v1/audio/translations', modelRequested: 'whisper-1', model: 'whisper-1', provider: 'alpha', status: 200, pricing: 'unpriced' });
+    // A translation answer carries no duration and these bytes are no readable audio: priced by size, estimated.
+    expect(row).toMatchObject({ endpoint: '/v1/audio/translations', modelRequested: 'whisper-1', model: 'whisper-1', provider: 'alpha', status: 200, pricing: 'estimated' });
   });
 
   it('provider/model: the model field is rewritten to the resolved name, every other byte kept', async () => {

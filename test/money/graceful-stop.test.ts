@@ -123,4 +123,21 @@ describe('SIGTERM during 20 streams', () => {
       expect(row.cost_usd).toBeGreaterThan(0);
     }
   }, 120_000);
+
+  it('a second signal stops at once: the streams are cut with an error event, rows written, exit 1', async () => {
+    const { baseUrl, key } = await startGateway({});
+    const streams = await openStreams(baseUrl, key, 5);
+    cli!.child.kill('SIGTERM');
+    await cli!.waitFor(/letting calls in flight finish/, 'stderr', 10_000);
+    const t0 = Date.now();
+    const { code } = await cli!.stop('SIGTERM');
+    const results = await Promise.all(streams);
+    expect(code).toBe(1);
+    // Well before the streams (about 3.5 s each) or the grace (30 s) would have ended.
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    for (const r of results) expect(r.text).toMatch(/data: \{"error":\{"message":"The gateway is shutting down/);
+    const found = rows(results.map((r) => r.id));
+    expect(found.size).toBe(5);
+    for (const row of found.values()) expect(row.status).toBe(503);
+  }, 120_000);
 });

@@ -44,6 +44,9 @@ const PY_REQUIREMENT = 'openai>=2,<4';
 
 const ciFlag = process.env.CI;
 const REQUIRED = (ciFlag !== undefined && ciFlag !== '' && ciFlag !== '0' && ciFlag !== 'false') || process.env.GATEWAY_REQUIRE_SDKS === '1';
+/** `npm test` changes nothing on the machine: it reuses a venv or a Go build but never makes one. */
+const SETUP_ALLOWED = REQUIRED;
+const NO_SETUP = 'not set up, and `npm test` installs nothing: `npm run test:all` (or GATEWAY_REQUIRE_SDKS=1) sets it up';
 
 /** The gateway's idle timeout between upstream chunks here (default 60 s): long enough for a busy machine. */
 const IDLE_MS = 3_000;
@@ -121,7 +124,9 @@ async function preparePython(): Promise<Setup> {
   if (existsSync(VENV_PYTHON)) {
     const r = await probe();
     if (r.code === 0 && /^[23]\./.test(r.stdout.trim())) return { kind: 'ok', cmd: VENV_PYTHON, detail: `reused venv, openai ${r.stdout.trim()}`, ms: Date.now() - started };
+    if (!SETUP_ALLOWED) return { kind: 'missing', reason: `the Python SDK venv (${VENV}) is ${NO_SETUP}` };
   } else {
+    if (!SETUP_ALLOWED) return { kind: 'missing', reason: `the Python SDK venv (${VENV}) is ${NO_SETUP}` };
     const python = findTool(WIN ? ['python', 'py'] : ['python3', 'python'], ['--version']);
     if (!python) return { kind: 'missing', reason: 'python3 is not on PATH (needed for the openai Python SDK check)' };
     const venv = await run(python, ['-m', 'venv', VENV], { timeoutMs: 120_000 });
@@ -147,6 +152,7 @@ async function prepareGo(): Promise<Setup> {
   const name = `gatewaysdkcheck-${hash.digest('hex').slice(0, 16)}${WIN ? '.exe' : ''}`;
   const bin = path.join(GO_BIN_DIR, name);
   if (existsSync(bin)) return { kind: 'ok', cmd: bin, detail: `reused ${path.relative(ROOT, bin)}`, ms: Date.now() - started };
+  if (!SETUP_ALLOWED) return { kind: 'missing', reason: `the openai-go check program (${path.relative(ROOT, bin)}) is ${NO_SETUP}` };
   mkdirSync(GO_BIN_DIR, { recursive: true });
   const tmp = `${bin}.${process.pid}.tmp`;
   const build = await run(go, ['build', ...GO_BUILD_FLAGS, '-o', tmp, '.'], { cwd: GO_SRC, timeoutMs: 600_000, lowPriority: true });

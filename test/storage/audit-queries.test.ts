@@ -141,7 +141,8 @@ describe('usageSummary', () => {
       errors: 0,
       unpriced: 0,
     });
-    expect(rows[1]).toMatchObject({ group: 'agent', requests: 3, cost_usd: 0.25, errors: 1, unpriced: 2 });
+    // Only the call a provider served without a price is unpriced; the 404 never reached one.
+    expect(rows[1]).toMatchObject({ group: 'agent', requests: 3, cost_usd: 0.25, errors: 1, unpriced: 1 });
     expect(rows[3]).toMatchObject({ group: '(no key)', requests: 1, cost_usd: 0, errors: 1 });
   });
 

@@ -57,8 +57,10 @@ function part(b: Obj): ContentPart | null {
       return { type: 'tool-result', callId: String(b.tool_use_id ?? ''), content, ...(b.is_error === true ? { isError: true } : {}), ...cacheControl(b.cache_control) };
     }
     case 'thinking': {
-      // A signature is Anthropic's: only then may the block go back to Anthropic.
-      const sig = typeof b.signature === 'string' && b.signature !== '' ? { opaque: { origin: 'anthropic', value: b.signature } } : {};
+      // A signature is Anthropic's (only then may the block go back to Anthropic), or the gateway's own
+      // `gw1:` mark on another provider's reasoning (which goes back to chat upstreams as reasoning_content).
+      const raw = typeof b.signature === 'string' ? b.signature : '';
+      const sig = raw.startsWith('gw1:') ? { opaque: { origin: 'gateway', value: raw } } : raw !== '' ? { opaque: { origin: 'anthropic', value: raw } } : {};
       return { type: 'reasoning', text: typeof b.thinking === 'string' ? b.thinking : '', ...sig };
     }
     case 'redacted_thinking':

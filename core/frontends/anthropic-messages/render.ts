@@ -31,6 +31,12 @@ export function anthropicUsage(u: Usage | null): Record<string, number> {
   };
 }
 
+/**
+ * The signature the gateway puts on reasoning another provider produced (`gw1:` prefix): it tells the
+ * block apart from Anthropic's signed thinking when a client sends it back.
+ */
+export const GATEWAY_SIGNATURE = 'gw1:reasoning';
+
 export const messageId = (id: string): string => (id.startsWith('msg_') ? id : `msg_${randomBytes(12).toString('hex')}`);
 
 function input(args: string): unknown {
@@ -50,7 +56,7 @@ export function renderMessage(result: CallResult, meta: ResponseMeta, end: Strea
     if (p.type === 'reasoning') {
       if (p.redacted) {
         if (p.opaque?.origin === 'anthropic') content.push({ type: 'redacted_thinking', data: p.opaque.value });
-      } else content.push({ type: 'thinking', thinking: p.text, signature: p.opaque?.origin === 'anthropic' ? p.opaque.value : '' });
+      } else content.push({ type: 'thinking', thinking: p.text, signature: p.opaque?.origin === 'anthropic' ? p.opaque.value : GATEWAY_SIGNATURE });
     } else if (p.type === 'text') content.push({ type: 'text', text: p.text });
     else if (p.type === 'tool-call') content.push({ type: 'tool_use', id: p.id, name: p.name, input: input(p.arguments) });
   }

@@ -8,7 +8,7 @@ import type { GatewayError } from '../../errors.ts';
 import type { CallEvent, FinishReason } from '../../pipeline/call-model.ts';
 import type { ResponseMeta, StreamEnd, StreamRenderer } from '../../pipeline/front-end.ts';
 import { errorType } from './errors.ts';
-import { anthropicUsage, messageId, stopReason } from './render.ts';
+import { anthropicUsage, GATEWAY_SIGNATURE, messageId, stopReason } from './render.ts';
 
 const sse = (name: string, payload: Record<string, unknown>): string => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...payload })}\n\n`;
 
@@ -27,6 +27,8 @@ export class AnthropicStreamRenderer implements StreamRenderer {
   private readonly done = new Set<number>();
   /** True once the upstream's own Anthropic events are being relayed (pass-through): the stream is theirs to end. */
   private native = false;
+  /** Whether the open thinking block carries Anthropic's own signature. */
+  private signed = false;
 
   constructor(meta: ResponseMeta) {
     this.meta = meta;
@@ -45,6 +47,7 @@ export class AnthropicStreamRenderer implements StreamRenderer {
         // Another provider's reasoning data is never passed off as an Anthropic signature.
         if (e.opaque.origin !== 'anthropic') return '';
         if (e.redacted) return this.start('') + this.close() + this.whole({ type: 'redacted_thinking', data: e.opaque.value });
+        this.signed = true;
         return this.start('') + this.ensure({ kind: 'thinking' }) + this.delta({ type: 'signature_delta', signature: e.opaque.value });
       case 'tool-call-start':
         if (this.open?.kind === 'tool' || this.waiting.size > 0) {
@@ -133,8 +136,13 @@ export class AnthropicStreamRenderer implements StreamRenderer {
   private close(): string {
     if (this.open === null) return '';
     if (this.open.kind === 'tool') this.done.add(this.open.index);
+    // Another provider's reasoning gets the gateway's own mark, never a fake Anthropic signature: the
+    // gateway recognises it when the client sends the block back (DeepSeek-style upstreams need the text
+    // again; Anthropic must never see it).
+    const mark = this.open.kind === 'thinking' && !this.signed ? this.delta({ type: 'signature_delta', signature: GATEWAY_SIGNATURE }) : '';
+    this.signed = false;
     this.open = null;
-    return sse('content_block_stop', { index: this.next++ });
+    return mark + sse('content_block_stop', { index: this.next++ });
   }
 
   private whole(block: Record<string, unknown>): string {

@@ -7,6 +7,8 @@ import { toOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import { stringifyWithCost } from '../../pricing/cost.ts';
 import type { UpstreamCodec } from '../../pipeline/codec.ts';
+import { neutralCodec } from '../../pipeline/codec.ts';
+import type { CallRequest } from '../../pipeline/call-model.ts';
 import type { Candidate } from '../../gateway/model-router.ts';
 import type { CallContext, Frame, FrameDecoder, SseEvent, StreamPiece, StreamTranslator, UpstreamRequest } from '../../providers/types.ts';
 import type { ChatRequest } from '../../providers/types.ts';
@@ -68,8 +70,10 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
   };
 }
 
-export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>) => (c: Candidate): UpstreamCodec =>
-  chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, { ...ctx, forwardHeaders }), chatCompletionText);
+export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>, req?: CallRequest) => (c: Candidate): UpstreamCodec =>
+  req && c.runtime.adapter.protocol === 'anthropic-messages'
+    ? neutralCodec(c, req)
+    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, { ...ctx, forwardHeaders }), chatCompletionText);
 
 export function chatCompletionText(body: Record<string, unknown>): string {
   const choices = body.choices;

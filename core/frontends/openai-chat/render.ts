@@ -16,10 +16,13 @@ const FINISH: Record<FinishReason['unified'], string> = {
 
 export const chatFinish = (f: FinishReason): string => FINISH[f.unified];
 
+/** OpenAI ids start with `chatcmpl-`; keeping the upstream's id after it lets a user find the call there. */
+const chatId = (id: string): string => (id.startsWith('chatcmpl-') ? id : `chatcmpl-${id}`);
+
 export function renderChatCompletion(result: CallResult, meta: ResponseMeta, end: StreamEnd): string {
   const usage: Record<string, unknown> = toOpenAIUsage(end.usage ?? result.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true });
   const body = {
-    id: result.id,
+    id: chatId(result.id),
     object: 'chat.completion',
     created: result.created,
     model: result.model || meta.model,
@@ -55,7 +58,7 @@ export class ChatChunkWriter {
   event(e: CallEvent): string {
     switch (e.type) {
       case 'start':
-        this.id = e.id;
+        this.id = chatId(e.id);
         if (e.model) this.model = e.model;
         if (e.created) this.created = e.created;
         return this.chunk(0, { role: 'assistant', content: '' }, null);

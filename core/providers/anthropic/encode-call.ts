@@ -4,6 +4,7 @@
  * it; `cache_control` marks are kept where the client put them.
  */
 import type { CacheControl, CallMessage, CallRequest, ContentPart, ImagePart, TextPart } from '../../pipeline/call-model.ts';
+import { badRequest } from '../../errors.ts';
 import type { CallContext, UpstreamRequest } from '../types.ts';
 import { anthropicBase, anthropicHeaders, DEFAULT_MAX_TOKENS } from './request.ts';
 
@@ -22,6 +23,18 @@ function dataOrUrl(url: string): Obj {
   return m ? { type: 'base64', media_type: m[1] || 'image/png', data: m[2] } : { type: 'url', url };
 }
 
+/** Chat Completions sends PDFs as `file` parts with inline `file_data`; Anthropic calls them documents. */
+function openAIFile(raw: Obj): Obj {
+  const file = raw.type === 'file' && raw.file !== null && typeof raw.file === 'object' ? (raw.file as Obj) : null;
+  if (!file || typeof file.file_data !== 'string') {
+    throw badRequest(`Content part type \`${String(raw.type)}\` is not supported by Anthropic models (files only as inline \`file_data\`).`, 'unsupported_content');
+  }
+  const m = /^data:([^;,]*);base64,(.*)$/s.exec(file.file_data);
+  const block: Obj = { type: 'document', source: { type: 'base64', media_type: m?.[1] || 'application/pdf', data: m ? m[2] : file.file_data } };
+  if (typeof file.filename === 'string' && file.filename !== '') block.title = file.filename;
+  return block;
+}
+
 function textBlock(p: TextPart): Obj | null {
   // Anthropic rejects empty text blocks.
   return p.text === '' ? null : { type: 'text', text: p.text, ...cc(p.cacheControl) };
@@ -34,7 +47,8 @@ function block(p: ContentPart): Obj | null {
     case 'image':
       return imageBlock(p);
     case 'document':
-      return p.protocol === 'anthropic-messages' ? p.raw : null;
+      if (p.protocol === 'anthropic-messages') return p.raw;
+      return openAIFile(p.raw);
     case 'tool-call': {
       let input: unknown = {};
       if (p.kind === 'custom') input = { content: p.arguments };
@@ -76,9 +90,9 @@ function turns(messages: CallMessage[]): Obj[] {
 }
 
 export function anthropicBodyFromCall(req: CallRequest, model: string, stream: boolean): Obj {
+  if (req.n > 1) throw badRequest('Anthropic models return one choice per request; `n` must be 1.', 'unsupported_parameter', 'n');
   const body: Obj = { model, max_tokens: req.maxOutputTokens ?? DEFAULT_MAX_TOKENS, messages: turns(req.messages) };
   const system = req.system.map(textBlock).filter((b): b is Obj => b !== null);
-  if (system.length > 0) body.system = system;
   if (req.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.topK !== undefined) body.top_k = req.topK;
@@ -110,8 +124,10 @@ export function anthropicBodyFromCall(req: CallRequest, model: string, stream: b
       f.type === 'json_schema'
         ? `Respond with a single valid JSON value only, conforming to this JSON Schema named "${f.name}":\n${JSON.stringify(f.schema)}`
         : 'Respond with a single valid JSON object only: no prose, no Markdown code fences.';
-    body.system = [...((body.system as Obj[] | undefined) ?? []), { type: 'text', text: instruction }];
+    system.push({ type: 'text', text: instruction });
   }
+  // Blocks only when one carries a cache mark; otherwise the one string every Claude model takes.
+  if (system.length > 0) body.system = system.some((b) => b.cache_control) ? system : system.map((b) => b.text as string).join('\n\n');
   if (stream) body.stream = true;
   return body;
 }
@@ -120,7 +136,8 @@ export function anthropicCallRequest(req: CallRequest, ctx: CallContext): Upstre
   return {
     method: 'POST',
     url: `${anthropicBase(ctx.provider.baseUrl)}/v1/messages`,
-    headers: anthropicHeaders(ctx.apiKey, true),
+    // A client's `anthropic-beta` (prompt caching, long context) reaches Anthropic as sent.
+    headers: { ...anthropicHeaders(ctx.apiKey, true), ...(req.forwardHeaders['anthropic-beta'] ? { 'anthropic-beta': req.forwardHeaders['anthropic-beta'] } : {}) },
     body: JSON.stringify(anthropicBodyFromCall(req, ctx.model, ctx.stream)),
   };
 }

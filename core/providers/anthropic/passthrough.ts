@@ -16,7 +16,7 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 
 /** A thinking block Anthropic did not sign (another provider's, or shown without a signature) cannot go back to it. */
 const foreignThinking = (b: unknown): boolean =>
-  isObj(b) && b.type === 'thinking' && (typeof b.signature !== 'string' || b.signature === '');
+  isObj(b) && b.type === 'thinking' && (typeof b.signature !== 'string' || b.signature === '' || b.signature.startsWith('gw1:'));
 
 function withoutForeignThinking(messages: unknown): unknown {
   if (!Array.isArray(messages)) return messages;

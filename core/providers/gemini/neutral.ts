@@ -47,7 +47,7 @@ class GeminiFrameDecoder implements FrameDecoder {
 }
 
 export const geminiNeutralCodec: NeutralCodec = {
-  encodeCall: (req, ctx) => chatRequest(openAIChatBodyFromCall(req, ctx) as ChatRequest, ctx),
+  encodeCall: (req, ctx) => chatRequest(openAIChatBodyFromCall(req, ctx, true) as ChatRequest, ctx),
   decodeCall: (json, ctx, req) => {
     const names = new ToolNameMap(req.tools.map((t) => t.name));
     return decodeOpenAIResult(chatResponse(json, ctx).body, (n) => names.down(n));

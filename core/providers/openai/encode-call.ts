@@ -29,15 +29,29 @@ function toolResultText(r: ToolResultPart): string {
   return r.isError ? `Error: ${text}` : text;
 }
 
-function messagesFor(req: CallRequest, ctx: CallContext): Obj[] {
+function messagesFor(req: CallRequest, ctx: CallContext, systemPerPart: boolean): Obj[] {
   const out: Obj[] = [];
-  const system = req.system.map((p) => p.text).join('\n');
-  if (system !== '') out.push({ role: 'system', content: system });
-  for (const m of req.messages) out.push(...messageFor(m));
+  if (systemPerPart) for (const p of req.system) out.push({ role: 'system', content: p.text });
+  else {
+    const system = req.system.map((p) => p.text).join('\n');
+    if (system !== '') out.push({ role: 'system', content: system });
+  }
+  for (const m of req.messages) out.push(...messageFor(m, ctx));
   return out;
 }
 
-function messageFor(m: CallMessage): Obj[] {
+/**
+ * Reasoning that came from a chat upstream (the gateway marked it, see GATEWAY_SIGNATURE) goes back as
+ * `reasoning_content`: DeepSeek-style servers require it on the turns that made tool calls. OpenAI's own
+ * API and Azure take no such field.
+ */
+function reasoningBack(m: CallMessage, ctx: CallContext): string | null {
+  if (ctx.provider.type === 'openai' || ctx.provider.type === 'azure') return null;
+  const texts = m.content.flatMap((p) => (p.type === 'reasoning' && p.opaque?.origin === 'gateway' ? [p.text] : []));
+  return texts.length > 0 ? texts.join('') : null;
+}
+
+function messageFor(m: CallMessage, ctx: CallContext): Obj[] {
   if (m.role === 'system') {
     const text = m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
     return text === '' ? [] : [{ role: 'system', content: text }];
@@ -46,6 +60,8 @@ function messageFor(m: CallMessage): Obj[] {
     const text = m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
     const calls = m.content.filter((p): p is ToolCallPart => p.type === 'tool-call');
     const msg: Obj = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+    const reasoning = reasoningBack(m, ctx);
+    if (reasoning !== null) msg.reasoning_content = reasoning;
     if (calls.length > 0) {
       msg.tool_calls = calls.map((c) => ({
         id: c.id,
@@ -89,8 +105,9 @@ function effortFor(req: CallRequest): string | null {
   return r.enabled ? 'medium' : null;
 }
 
-export function openAIChatBodyFromCall(req: CallRequest, ctx: CallContext): Obj {
-  const body: Obj = { model: ctx.model, messages: messagesFor(req, ctx) };
+/** `systemPerPart`: one system message per instruction (Gemini's translation keeps them as separate parts). */
+export function openAIChatBodyFromCall(req: CallRequest, ctx: CallContext, systemPerPart = false): Obj {
+  const body: Obj = { model: ctx.model, messages: messagesFor(req, ctx, systemPerPart) };
   const official = ctx.provider.type === 'openai' || ctx.provider.type === 'azure';
   if (req.maxOutputTokens !== null) body[official ? 'max_completion_tokens' : 'max_tokens'] = req.maxOutputTokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;

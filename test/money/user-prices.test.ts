@@ -1,0 +1,111 @@
+/**
+ * `gateway prices set` can price every kind of call, and what it sets is charged: audio per minute
+ * and images per image (the 403 `model_unpriced` says to set them), token rates with a long-context
+ * tier. `gateway prices list --all` shows each rate with its source.
+ */
+import { toFile } from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOpenAIExtraUpstream } from '../fakes/openai-extra-upstream.ts';
+import type { ExtraUpstream } from '../fakes/openai-extra-upstream.ts';
+import { auditRow } from '../support/call-checks.ts';
+import { CLI_TEST_TIMEOUT_MS, runCli } from '../support/cli.ts';
+import { startTestGateway } from '../support/gateway-harness.ts';
+import type { TestGateway } from '../support/gateway-harness.ts';
+
+// Model ids the bundled price data does not know, served by an OpenAI-compatible host.
+const MODELS = ['my-whisper', 'my-painter', 'gpt-3.5-turbo-instruct'];
+
+let up: ExtraUpstream;
+let t: TestGateway;
+
+beforeAll(async () => {
+  up = await startOpenAIExtraUpstream({ models: [...MODELS, 'whisper-1', 'dall-e-3'] });
+  t = await startTestGateway({
+    providers: [{ name: 'local', type: 'openai-compatible', baseUrl: up.url, models: MODELS }],
+    keys: [{ name: 'budgeted', budgetUsd: 5, budgetPeriod: 'monthly' }],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+  await up?.close();
+});
+
+/** A WAV header that says 60 seconds of 8 kHz mono 8-bit audio. */
+function wav60(): Buffer {
+  const data = Buffer.alloc(8000 * 60, 0x80);
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0, 'latin1');
+  h.writeUInt32LE(36 + data.length, 4);
+  h.write('WAVEfmt ', 8, 'latin1');
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(8000, 24);
+  h.writeUInt32LE(8000, 28);
+  h.writeUInt16LE(1, 32);
+  h.writeUInt16LE(8, 34);
+  h.write('data', 36, 'latin1');
+  h.writeUInt32LE(data.length, 40);
+  return Buffer.concat([h, data]);
+}
+
+async function waitForPrice(model: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    if (t.gw.deps.prices.lookup('openai-compatible', null, model)?.source === 'user') return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the gateway did not pick up the price of ${model}`);
+}
+
+describe('prices set for audio and images', () => {
+  it('unpriced until set (403 naming the flags), then charged per minute: 60 s at $0.01/min = $0.01', async () => {
+    const client = t.client();
+    const before = await client.audio.transcriptions.create({ file: await toFile(wav60(), 'a.wav'), model: 'my-whisper', response_format: 'text' }).catch((e: unknown) => e as { status: number; message: string });
+    expect((before as { status: number }).status).toBe(403);
+    expect((before as { message: string }).message).toContain('--per-minute');
+
+    const set = await runCli(['prices', 'set', 'my-whisper', '--per-minute', '0.01'], { home: t.home });
+    expect(set.code, set.stderr).toBe(0);
+    await waitForPrice('my-whisper');
+    // The fake only serves models it lists: it lists these ids as whisper-like in text format.
+    const { response } = await client.audio.transcriptions.create({ file: await toFile(wav60(), 'a.wav'), model: 'my-whisper', response_format: 'text' }).withResponse();
+    expect(response.headers.get('x-gateway-cost-usd')).toBe('0.01');
+    const row = await auditRow(t, response.headers.get('x-request-id'));
+    expect(row.costUsd).toBe(0.01);
+    expect(row.pricing).toBe('priced');
+    expect(row.priceVersion).toBe('user');
+  }, CLI_TEST_TIMEOUT_MS);
+
+  it('images: charged per image once set ($0.05 x 2)', async () => {
+    const set = await runCli(['prices', 'set', 'my-painter', '--per-image', '0.05'], { home: t.home });
+    expect(set.code, set.stderr).toBe(0);
+    await waitForPrice('my-painter');
+    const { response } = await t.client().images.generate({ model: 'my-painter', prompt: 'a fox', n: 2 }).withResponse();
+    expect(response.headers.get('x-gateway-cost-usd')).toBe('0.1');
+    const row = await auditRow(t, response.headers.get('x-request-id'));
+    expect(row.costUsd).toBe(0.1);
+  }, CLI_TEST_TIMEOUT_MS);
+
+  it('prices list shows every kind of rate with its source', async () => {
+    const set = await runCli(['prices', 'set', 'gpt-3.5-turbo-instruct', '--input', '1', '--output', '2', '--cache-write-1h', '3', '--audio-input', '4', '--tier-above', '1000', '--tier-input', '5', '--tier-output', '6', '--priority', '1.5'], { home: t.home });
+    expect(set.code, set.stderr).toBe(0);
+    const list = await runCli(['prices', 'list', '--json'], { home: t.home });
+    expect(list.code, list.stderr).toBe(0);
+    const rows = JSON.parse(list.stdout) as Array<Record<string, unknown>>;
+    const instruct = rows.find((r) => r.model === 'gpt-3.5-turbo-instruct');
+    expect(instruct).toMatchObject({
+      source: 'user',
+      input_per_mtok: 1,
+      output_per_mtok: 2,
+      cache_write_1h_per_mtok: 3,
+      audio_input_per_mtok: 4,
+      tiers: [{ above_tokens: 1000, input_per_mtok: 5, output_per_mtok: 6 }],
+      service_tier_multipliers: { priority: 1.5, flex: 0.5 },
+    });
+    expect(rows.find((r) => r.model === 'my-whisper')).toMatchObject({ source: 'user', per_minute_usd: 0.01 });
+    // Nothing is stale yet; everything is with --stale 0.
+    expect(JSON.parse((await runCli(['prices', 'list', '--json', '--stale', '1'], { home: t.home })).stdout)).toEqual([]);
+  }, CLI_TEST_TIMEOUT_MS);
+});
