@@ -7,7 +7,7 @@
  * marks those calls `replayed`; `gateway cassettes list|show|prune` read and trim the directory.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../core/storage/index.ts';
@@ -32,11 +32,15 @@ function runSuite(baseUrl: string, apiKey: string): Promise<{ code: number | nul
 async function waitForServer(home: string): Promise<string> {
   const file = path.join(home, 'server.json');
   const until = Date.now() + 40_000;
-  while (!existsSync(file)) {
-    if (Date.now() > until) throw new Error('server.json never appeared');
-    await new Promise((r) => setTimeout(r, 25));
+  for (;;) {
+    // The file may be seen between its creation and its content: wait for a whole JSON document.
+    try {
+      return (JSON.parse(readFileSync(file, 'utf8')) as { baseUrl: string }).baseUrl;
+    } catch {
+      if (Date.now() > until) throw new Error('server.json never appeared');
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
-  return (JSON.parse(readFileSync(file, 'utf8')) as { baseUrl: string }).baseUrl;
 }
 
 const cassette = tempDir('gw-cli-cassette-');
