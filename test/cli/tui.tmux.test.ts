@@ -25,7 +25,7 @@ const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', SOCKET, 
 /** The screen as text (`escapes`: with the SGR codes tmux would send for colours and styles). */
 const screen = (session: string, escapes = false): string => tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', session).replace(/\n$/, '');
 
-async function waitForScreen(session: string, test: (s: string) => boolean, what: string, timeoutMs = 10_000): Promise<string> {
+async function waitForScreen(session: string, test: (s: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
@@ -38,7 +38,7 @@ async function waitForScreen(session: string, test: (s: string) => boolean, what
 
 const SGR = /\x1b\[[0-9;:]*m/;
 
-describe.skipIf(!hasTmux && !required)('gateway top in tmux', () => {
+describe.skipIf(!hasTmux && !required)('gateway top in tmux', { timeout: 120_000 }, () => {
   let t: TestGateway;
   let n = 0;
   const sessions: string[] = [];

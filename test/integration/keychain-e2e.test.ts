@@ -217,7 +217,7 @@ describe('provider secret in the real keychain, end to end through the CLI', () 
     outputs.push({ what: 'gateway stdout', text: gwOut }, { what: 'gateway stderr', text: gwErr });
     // The log is real: one line per call.
     expect(gwOut.trim().split('\n').length).toBeGreaterThanOrEqual(4);
-    expect(gwErr).toMatch(/flushing the audit log/);
+    expect(gwErr).toMatch(/Stopping: letting calls in flight finish/);
 
     // 8. After a graceful stop: still in no file, and not in what `gateway logs` prints.
     const after = filesUnder(home).map((f) => path.basename(f));
