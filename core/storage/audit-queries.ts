@@ -73,7 +73,8 @@ export interface PurgeOptions {
   now?: number;
 }
 
-interface CallDbRow {
+/** One `calls` row as SQLite returns it (`SELECT SUMMARY_COLUMNS` or `*`). */
+export interface CallDbRow {
   id: string;
   time: number;
   key_id: string | null;
@@ -105,7 +106,7 @@ interface CallDbRow {
   replayed: number;
 }
 
-const SUMMARY_COLUMNS = `id, time, key_id, key_name, endpoint, model_requested, model, provider, status, error_type,
+export const SUMMARY_COLUMNS = `id, time, key_id, key_name, endpoint, model_requested, model, provider, status, error_type,
   error_message, stream, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
   pricing, price_version, latency_ms, ttft_ms, attempts, attempts_json, user_agent, session_id, replayed`;
 
@@ -281,7 +282,7 @@ function deleteInChunks(deleteChunk: () => number): number {
   }
 }
 
-function toCallSummary(row: CallDbRow): CallSummary {
+export function toCallSummary(row: CallDbRow): CallSummary {
   return {
     id: row.id,
     time: row.time,

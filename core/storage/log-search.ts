@@ -3,9 +3,11 @@
  * time range and free text, and per-provider attempt statistics (latency, error rate) over time.
  * Read-only; the aggregates for `gateway usage` live in audit-queries.ts.
  */
+import { callToJson } from '../call-json.ts';
 import type { CallJson } from '../call-json.ts';
+import { SUMMARY_COLUMNS, toCallSummary } from './audit-queries.ts';
+import type { CallDbRow } from './audit-queries.ts';
 import type { Database } from './db.ts';
-import type { Pricing } from './audit-writer.ts';
 
 /** `ok` = below 400, `error` = 400 or more, or one exact code, or a class such as `4xx`. */
 export type StatusFilter = 'ok' | 'error' | number | `${1 | 2 | 3 | 4 | 5}xx`;
@@ -24,32 +26,6 @@ export interface LogSearch {
   limit: number;
   /** Unix ms; only calls strictly before it (paging back). */
   before?: number;
-}
-
-interface SearchRow {
-  id: string;
-  time: number;
-  key_name: string | null;
-  endpoint: string;
-  model_requested: string | null;
-  model: string | null;
-  provider: string | null;
-  status: number;
-  error_type: string | null;
-  error_message: string | null;
-  stream: number;
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens: number;
-  cache_write_tokens: number;
-  reasoning_tokens: number;
-  cost_usd: number | null;
-  pricing: Pricing;
-  price_version: string | null;
-  latency_ms: number;
-  ttft_ms: number | null;
-  attempts: number;
-  replayed: number;
 }
 
 /** Parses a status filter as typed by a user (`200`, `4xx`, `error`, `ok`); null when it is none of those. */
@@ -104,40 +80,10 @@ export function searchCalls(db: Database, q: LogSearch): CallJson[] {
         .join(' OR ')})`,
     );
   }
-  const sql = `SELECT id, time, key_name, endpoint, model_requested, model, provider, status, error_type, error_message,
-      stream, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd, pricing,
-      price_version, latency_ms, ttft_ms, attempts, replayed
+  const sql = `SELECT ${SUMMARY_COLUMNS}
     FROM calls ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY time DESC, rowid DESC LIMIT @limit`;
-  return db.prepare<[Record<string, string | number>], SearchRow>(sql).all(params).map(toJson);
-}
-
-function toJson(r: SearchRow): CallJson {
-  return {
-    id: r.id,
-    time: new Date(r.time).toISOString(),
-    key: r.key_name,
-    endpoint: r.endpoint,
-    model_requested: r.model_requested,
-    model: r.model,
-    provider: r.provider,
-    status: r.status,
-    error_type: r.error_type,
-    error_message: r.error_message,
-    stream: r.stream === 1,
-    input_tokens: r.input_tokens,
-    output_tokens: r.output_tokens,
-    cached_tokens: r.cached_tokens,
-    cache_write_tokens: r.cache_write_tokens,
-    reasoning_tokens: r.reasoning_tokens,
-    cost_usd: r.cost_usd,
-    pricing: r.pricing,
-    price_version: r.price_version,
-    latency_ms: r.latency_ms,
-    ttft_ms: r.ttft_ms,
-    attempts: r.attempts,
-    replayed: r.replayed === 1,
-  };
+  return db.prepare<[Record<string, string | number>], CallDbRow>(sql).all(params).map((r) => callToJson(toCallSummary(r)));
 }
 
 /** The columns of the CSV export, in order: the `logs --json` fields. */

@@ -25,7 +25,7 @@ beforeAll(async () => {
     req.on('end', () => {
       const endpoint = (req.url ?? '').split('?')[0];
       const canonical = canonicalRequest(endpoint, req.headers['content-type'], Buffer.concat(chunks))!;
-      sendProtocolError(res, endpoint, cassetteMiss(canonical, '/work/cassettes', null), { 'x-request-id': 'req_test' });
+      sendProtocolError(res, endpoint, cassetteMiss(canonical, 'test/cassettes-dir', null), { 'x-request-id': 'req_test' });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

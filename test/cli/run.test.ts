@@ -59,7 +59,7 @@ describe('gateway run', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const script = path.join(work, 'script.mjs');
     const seen = path.join(work, 'seen.json');
     writeFileSync(script, SCRIPT);
-    const r = await runCli(['run', '--budget', '2', '--', process.execPath, script, seen], { home, env: { ANTHROPIC_API_KEY: 'sk-ant-real-looking-should-not-leak' }, timeoutMs: 80_000 });
+    const r = await runCli(['run', '--budget', '2', '--', process.execPath, script, seen], { home, env: { ANTHROPIC_API_KEY: 'placeholder-anthropic-key-must-not-reach-the-command' }, timeoutMs: 80_000 });
     expect(r.code, r.stderr).toBe(7);
     expect(r.stdout).toContain('openai: Demo reply to: hello from the run');
     expect(r.stdout).toContain('anthropic: ok Demo reply to: hi anthropic');
