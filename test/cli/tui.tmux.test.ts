@@ -122,6 +122,7 @@ describe.skipIf(!hasTmux && !required)('gateway top in tmux', { timeout: 120_000
     await waitForScreen(s, (f) => f.includes('● live') && f.includes('no-such-model'), 'the calls');
 
     keys(s, '/');
+    await waitForScreen(s, (f) => f.includes('filter:'), 'the filter prompt opened');
     keys(s, '-l', 'gamma');
     await waitForScreen(s, (f) => f.includes('filter: gamma'), 'the filter prompt');
     keys(s, 'Enter');
@@ -141,6 +142,7 @@ describe.skipIf(!hasTmux && !required)('gateway top in tmux', { timeout: 120_000
 
     // The newest call is selected; Down selects the next (the refused 404); Enter opens its detail.
     keys(s, 'Down');
+    await waitForScreen(s, (f) => f.split('\n').find((l) => l.startsWith('›'))?.includes('no-such-model') === true, 'the refused call selected');
     keys(s, 'Enter');
     const refused = await waitForScreen(s, (f) => f.includes('Esc closes') && f.includes('none: the call reached no provider'), 'the refused call\'s detail');
     expect(refused.split('\n').find((l) => l.startsWith('›'))).toContain('no-such-model');
@@ -179,7 +181,9 @@ describe.skipIf(!hasTmux && !required)('gateway top in tmux', { timeout: 120_000
     keys(plain, '2');
     await waitForScreen(plain, (f) => f.includes('closest to budget first'), 'the keys view');
     expect(screen(plain, true)).not.toMatch(SGR);
+    // One key at a time: sent together, '1' and Enter can reach the UI as one chunk that is neither.
     keys(plain, '1');
+    await waitForScreen(plain, (f) => !f.includes('closest to budget first') && f.includes('demo-chat'), 'the calls view');
     keys(plain, 'Enter');
     await waitForScreen(plain, (f) => f.includes('Esc closes'), 'the detail pane');
     const withEscapes = screen(plain, true);
