@@ -132,7 +132,8 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     if (!gatewayWide && !someKeyHasCassette()) return handler(req);
     let key: StoredKey;
     try {
-      key = authenticate(req, deps.live);
+      const k = authenticate(req, deps.live);
+      key = k instanceof Promise ? await k : k;
     } catch {
       return handler(req);
     }
