@@ -23,6 +23,8 @@ import type { PriceInput, UserPrice } from '../storage/prices-repo.ts';
 import type { NewProvider, ProviderPatch } from '../storage/providers-repo.ts';
 import type { AuditSink } from '../storage/threaded-audit-writer.ts';
 import type { Awaitable } from './awaitable.ts';
+import type { Budgets } from './budgets.ts';
+import type { RateWindows } from './rate-windows.ts';
 
 export interface KeysStore {
   create(input: NewKey): Awaitable<IssuedKey>;
@@ -116,4 +118,11 @@ export interface GatewayState {
   drainAudit(): Awaitable<void>;
   /** Flushes the audit rows and closes every connection. Safe to call twice. */
   close(): Awaitable<void>;
+}
+
+/** A state with the counters that go with it (memory for SQLite, Redis for a team). */
+export interface OpenedState {
+  state: GatewayState;
+  budgets: Budgets;
+  limiter: RateWindows;
 }

@@ -9,16 +9,10 @@ import type { Clock } from '../routing/clock.ts';
 import { spendForKey } from '../storage/audit-queries.ts';
 import type { AuditWriterOptions } from '../storage/audit-writer.ts';
 import { Store } from '../storage/index.ts';
-import type { Budgets } from './budgets.ts';
-import type { GatewayState } from './gateway-state.ts';
-import type { RateWindows } from './rate-windows.ts';
+import type { OpenedState } from './gateway-state.ts';
 import { teamUrls, type TeamUrls } from './team-urls.ts';
 
-export interface OpenedState {
-  state: GatewayState;
-  budgets: Budgets;
-  limiter: RateWindows;
-}
+export type { OpenedState } from './gateway-state.ts';
 
 export interface OpenStateOptions {
   home: string;

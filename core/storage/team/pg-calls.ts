@@ -61,13 +61,13 @@ export class PgCallQueries implements CallQueries {
 
   async usageSummary(o: UsageSummaryOptions): Promise<UsageSummaryRow[]> {
     const p = new Params();
-    const groups: Record<UsageGrouping, string> = {
-      key: `c.key_id, k.name, k.state`,
-      model: `COALESCE(c.model, c.model_requested, '(none)')`,
-      provider: `COALESCE(c.provider, '(none)')`,
-      day: localDay('c.time', p.add(TZ)),
+    const groups: Record<UsageGrouping, () => string> = {
+      key: () => `c.key_id, k.name, k.state`,
+      model: () => `COALESCE(c.model, c.model_requested, '(none)')`,
+      provider: () => `COALESCE(c.provider, '(none)')`,
+      day: () => localDay('c.time', p.add(TZ)),
     };
-    const groupBy = groups[o.by];
+    const groupBy = groups[o.by]?.();
     if (groupBy === undefined) throw new Error(`unknown usage grouping "${String(o.by)}"`);
     const label =
       o.by === 'key'
