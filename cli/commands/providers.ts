@@ -12,6 +12,7 @@ import type { ProviderVerdict } from '../../core/admin/provider-check.ts';
 import { dataPaths } from '../../core/home.ts';
 import { readServerState } from '../../core/server-state.ts';
 import { gatewayKeyInVarMessage, holdsGatewayKey } from '../../core/upstream/provider-keys.ts';
+import { TEAM_KEYCHAIN_MESSAGE } from '../../core/secrets/team-secrets.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { dataHome, note, out, parseList, printJson, table, withStore } from '../context.ts';
 import { promptHidden, readStdinSecret } from '../read-secret.ts';
@@ -110,6 +111,7 @@ export function registerProviders(program: Command): void {
         let keySource: ProviderSettings['keySource'] = 'none';
         let secret: string | null = null;
         if (o.keyEnv) keySource = 'env';
+        else if (store.kind === 'team' && (o.keyStdin || r.needsKey)) throw new CliError(TEAM_KEYCHAIN_MESSAGE);
         else if (o.keyStdin) {
           secret = await readStdinSecret();
           if (!secret) throw usageError('--key-stdin read an empty key');
