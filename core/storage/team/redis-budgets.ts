@@ -44,6 +44,7 @@ export class RedisBudgets implements Budgets {
   readonly #redis: Redis;
   readonly #calls: CallQueries;
   readonly #onError: (err: unknown) => void;
+  readonly #seeding = new Map<string, Promise<void>>();
 
   constructor(redis: Redis, calls: CallQueries, onError: (err: unknown) => void = (e) => process.emitWarning(`budget settle failed: ${String(e)}`)) {
     this.#redis = redis;
@@ -58,7 +59,13 @@ export class RedisBudgets implements Budgets {
     const estimate = reservable(worstCase);
     let [status, spent, reserved] = await this.#reserve(counter, key.budgetUsd, estimate);
     if (status === 'seed') {
-      await this.#seed(counter, key.id, periodStart(period), TTL_S[period]);
+      // One seed per counter at a time: 200 concurrent first calls read the audit log once, not 200 times.
+      let seeding = this.#seeding.get(counter);
+      if (!seeding) {
+        seeding = this.#seed(counter, key.id, periodStart(period), TTL_S[period]).finally(() => this.#seeding.delete(counter));
+        this.#seeding.set(counter, seeding);
+      }
+      await seeding;
       [status, spent, reserved] = await this.#reserve(counter, key.budgetUsd, estimate);
     }
     if (status !== 'ok') throw budgetRefusal(key, spent, reserved, estimate, hint);

@@ -21,7 +21,9 @@ const DECIDE = luaScript(
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
   local reqs = redis.call('ZCARD', KEYS[1])
-  local toks = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+  -- The token log is read only for a key with a TPM limit: it holds every finished call's usage.
+  local toks = {}
+  if tpm >= 0 then toks = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES') end
   local ns, ts, sum = {}, {}, 0
   for i = 1, #toks, 2 do
     local n = tonumber(string.match(toks[i], ':(%d+)$')) or 0
