@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CacheControl, CallMessage, CallRequest, ContentPart, TextPart, ToolDefinition } from '../../pipeline/call-model.ts';
 import type { ChatRequest } from '../../providers/types.ts';
+import { thoughtSignatureOf } from '../../providers/gemini/tool-ids.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -46,7 +47,8 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
       const content = parts(m.content);
       for (const t of Array.isArray(m.tool_calls) ? m.tool_calls.filter(isObj) : []) {
         const fn = isObj(t.function) ? t.function : {};
-        content.push({ type: 'tool-call', id: String(t.id ?? ''), name: String(fn.name ?? ''), arguments: typeof fn.arguments === 'string' ? fn.arguments : '', kind: 'function' });
+        const sig = thoughtSignatureOf(t);
+        content.push({ type: 'tool-call', id: String(t.id ?? ''), name: String(fn.name ?? ''), arguments: typeof fn.arguments === 'string' ? fn.arguments : '', kind: 'function', ...(sig !== undefined ? { opaque: { origin: 'gemini', value: sig } } : {}) });
       }
       if (typeof m.reasoning_content === 'string' && m.reasoning_content !== '') content.unshift({ type: 'reasoning', text: m.reasoning_content });
       messages.push({ role: 'assistant', content });

@@ -14,13 +14,14 @@ import type {
   CallRequest,
   ContentPart,
   ImagePart,
+  OpaqueData,
   ReasoningRequest,
   ResponseFormat,
   TextPart,
   ToolChoice,
   ToolDefinition,
 } from '../../pipeline/call-model.ts';
-import { decodeOpaque } from './opaque.ts';
+import { decodeOpaque } from '../opaque.ts';
 import { itemSchemas, responsesRequestSchema } from './request-schema.ts';
 import type { ItemType, ResponsesContentPart, ResponsesInputItem, ResponsesRequest } from './request-schema.ts';
 
@@ -142,6 +143,12 @@ function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): C
     out.push(m);
     return m.content;
   };
+  let signature: OpaqueData | undefined;
+  const takeSignature = (): { opaque?: OpaqueData } => {
+    const s = signature;
+    signature = undefined;
+    return s ? { opaque: s } : {};
+  };
   rawItems.forEach((rawItem, i) => {
     const at = `input[${i}]`;
     const type = rawItem.type ?? 'message';
@@ -161,12 +168,12 @@ function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): C
       }
       case 'function_call': {
         const c = item as Extract<ResponsesInputItem, { type: 'function_call' }>;
-        turn('assistant').push({ type: 'tool-call', id: c.call_id, name: c.name, arguments: c.arguments, kind: 'function' });
+        turn('assistant').push({ type: 'tool-call', id: c.call_id, name: c.name, arguments: c.arguments, kind: 'function', ...takeSignature() });
         return;
       }
       case 'custom_tool_call': {
         const c = item as Extract<ResponsesInputItem, { type: 'custom_tool_call' }>;
-        turn('assistant').push({ type: 'tool-call', id: c.call_id, name: c.name, arguments: c.input, kind: 'custom' });
+        turn('assistant').push({ type: 'tool-call', id: c.call_id, name: c.name, arguments: c.input, kind: 'custom', ...takeSignature() });
         return;
       }
       case 'function_call_output':
@@ -179,6 +186,13 @@ function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): C
       case 'reasoning': {
         const r = item as Extract<ResponsesInputItem, { type: 'reasoning' }>;
         const text = [...r.summary, ...(r.content ?? [])].map((s) => s.text).join('\n\n');
+        const opaque = r.encrypted_content ? decodeOpaque(r.encrypted_content) : undefined;
+        if (opaque?.origin === 'gemini') {
+          // A tool call's thought signature (signatureItem): it belongs to the call that follows.
+          signature = opaque;
+          if (text !== '') turn('assistant').push({ type: 'reasoning', text });
+          return;
+        }
         turn('assistant').push({
           type: 'reasoning',
           text,
