@@ -21,6 +21,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../../pipeline/call-model.ts';
+import { narrowToAllowed } from '../allowed-tools.ts';
 import { decodeOpaque } from '../opaque.ts';
 import { itemSchemas, responsesRequestSchema } from './request-schema.ts';
 import type { ItemType, ResponsesContentPart, ResponsesInputItem, ResponsesRequest } from './request-schema.ts';
@@ -71,8 +72,7 @@ export function parseResponsesRequest(body: Record<string, unknown>, headers: In
     model: r.model,
     system,
     messages,
-    tools: tools(r),
-    toolChoice: toolChoice(r.tool_choice),
+    ...toolsAndChoice(r),
     parallelToolCalls: r.parallel_tool_calls ?? undefined,
     maxOutputTokens: r.max_output_tokens ?? null,
     temperature: r.temperature ?? undefined,
@@ -233,13 +233,18 @@ function tools(r: ResponsesRequest): ToolDefinition[] {
   return out;
 }
 
-function toolChoice(c: ResponsesRequest['tool_choice']): ToolChoice | undefined {
-  if (c === null || c === undefined) return undefined;
-  if (typeof c === 'string') return { type: c };
-  if ((c.type === 'function' || c.type === 'custom') && typeof c.name === 'string') return { type: 'tool', name: c.name };
-  // `allowed_tools` (a subset with a mode) has no neutral form: the mode is the closest honest reading.
-  if (c.type === 'allowed_tools') return { type: (c as { mode?: unknown }).mode === 'required' ? 'required' : 'auto' };
-  return undefined;
+function toolsAndChoice(r: ResponsesRequest): { tools: ToolDefinition[]; toolChoice?: ToolChoice } {
+  const all = tools(r);
+  const c = r.tool_choice;
+  if (c === null || c === undefined) return { tools: all };
+  if (typeof c === 'string') return { tools: all, toolChoice: { type: c } };
+  if ((c.type === 'function' || c.type === 'custom') && typeof c.name === 'string') return { tools: all, toolChoice: { type: 'tool', name: c.name } };
+  if (c.type === 'allowed_tools') {
+    const a = c as { mode?: unknown; tools?: unknown };
+    const names = (Array.isArray(a.tools) ? a.tools : []).flatMap((x: unknown) => (x !== null && typeof x === 'object' && typeof (x as { name?: unknown }).name === 'string' ? [(x as { name: string }).name] : []));
+    return narrowToAllowed(all, names, a.mode, 'tool_choice');
+  }
+  return { tools: all };
 }
 
 function reasoning(r: ResponsesRequest): ReasoningRequest | undefined {
