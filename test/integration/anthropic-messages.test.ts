@@ -12,6 +12,7 @@ import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
 import { startGeminiUpstream } from '../fakes/gemini-upstream.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import type { FakeUpstream } from '../fakes/fault.ts';
+import { unpricedByKey } from '../../core/storage/log-search.ts';
 import { auditRow } from '../support/call-checks.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
@@ -151,6 +152,20 @@ describe('pass-through to an Anthropic upstream', () => {
     expect(r.input_tokens).toBe(7);
     expect(claude.requests.at(-1)!.path).toBe('/v1/messages/count_tokens');
     expect(claude.requests.length).toBe(before + 1);
+  });
+
+  it('countTokens is recorded as priced at zero (proxied or counted locally), never in the unpriced lists', async () => {
+    const proxied = await sdk().messages.countTokens({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'count me' }] }).withResponse();
+    const local = await sdk().messages.countTokens({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'count me' }] }).withResponse();
+    const a = await auditRow(t, proxied.response.headers.get('x-request-id'));
+    expect(a).toMatchObject({ endpoint: '/v1/messages/count_tokens', status: 200, provider: 'claude', pricing: 'priced', costUsd: 0 });
+    const b = await auditRow(t, local.response.headers.get('x-request-id'));
+    expect(b).toMatchObject({ endpoint: '/v1/messages/count_tokens', status: 200, costUsd: 0 });
+    expect(b.pricing).not.toBe('unpriced');
+    t.flush();
+    const unpriced = t.gw.deps.store.db.prepare("SELECT COUNT(*) AS n FROM calls WHERE endpoint = '/v1/messages/count_tokens' AND pricing = 'unpriced'").get() as { n: number };
+    expect(unpriced.n).toBe(0);
+    expect(unpricedByKey(t.gw.deps.store.db, 0)).toEqual([]);
   });
 });
 
