@@ -5,16 +5,16 @@
  * - `replay`: the answer comes from the cassette, or a `cassette_miss` 404; no provider is contacted;
  * - `replay-or-record`: a hit replays, a miss runs the handler and records what it wrote;
  * - `record`: the handler runs and what it wrote is recorded.
- * A replay contacts no provider, but it is admitted and accounted like the live call it stands for: the
- * key's allow-list, rate limits and budget (its recorded cost reserved), counted in flight so a graceful
- * stop waits for it (and refuses new ones while draining), and an audit row with the recorded cost,
- * marked `replayed`; its headers say what the original cost. Requests without a valid key, or whose body
+ * A replay contacts no provider and costs nothing: its audit row has cost 0 and `replayed`, and its headers
+ * say what the original cost. It is admitted like a live call where that still means something (the
+ * key's allow-list and requests-per-minute limit; no budget or token window, since nothing is spent), and
+ * counted in flight so a graceful stop waits for it (and refuses new ones while draining). Requests without a valid key, or whose body
  * cannot be read as JSON or multipart, go to the handler, which refuses them as usual; they are never
  * recorded.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
-import { admitKnownCost } from '../gateway/admission.ts';
+import { admitReplay } from '../gateway/admission.ts';
 import { authenticate, bearerToken } from '../gateway/auth.ts';
 import { CallRecord } from '../gateway/call-record.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
@@ -112,7 +112,6 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
 
   async function replay(req: IncomingMessage, res: ServerResponse, call: EdgeCall, record: CallRecord, key: StoredKey, canonical: CanonicalRequest, hit: Interaction): Promise<void> {
     const facts = answerFacts(hit);
-    const cost = hit.cost_usd ?? facts.costUsd;
     record.model = hit.headers['x-gateway-model'] ?? null;
     record.provider = hit.headers['x-gateway-provider'] ?? null;
     const ctx: RequestContext = { deps, req, res, requestId: call.requestId, key, record, abort: new AbortController(), baseHeaders: { ...call.headers } };
@@ -120,14 +119,13 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
       if (!res.writableFinished) ctx.abort.abort();
     });
     inflight?.enter(ctx);
-    let settle: ((cost: number | null) => void) | null = null;
-    let spent: number | null = null;
+    let release: (() => void) | null = null;
     try {
       if (inflight?.draining) {
         res.setHeader('connection', 'close');
         throw shuttingDown();
       }
-      settle = admitKnownCost(ctx, canonical.model, record.model, { costUsd: cost, tokens: facts.inputTokens + facts.outputTokens }).settle;
+      release = admitReplay(ctx, canonical.model, record.model);
       if (hit.chunks === undefined) record.responseBody = interactionBody(hit).toString('utf8');
       const complete = await writeReplay(res, hit, { ...ctx.baseHeaders, 'x-request-id': call.requestId }, ctx.abort.signal);
       if (!complete) {
@@ -137,14 +135,13 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
         emit(row(record, ge ? 503 : 499, ge, ge ? { replayed: true, stream: canonical.stream } : { errorType: 'client_closed', errorMessage: 'The client closed the connection before the response was complete.', replayed: true, stream: canonical.stream }));
         return;
       }
-      spent = cost;
       emit(
         row(record, hit.status, null, {
           inputTokens: facts.inputTokens,
           outputTokens: facts.outputTokens,
-          // What the recorded call cost: the key is charged as the live call would have been.
-          costUsd: cost,
-          pricing: cost === null ? 'unpriced' : 'priced',
+          // Free: a replay spends nothing against any budget. What it would have cost is in its headers.
+          costUsd: 0,
+          pricing: 'priced',
           priceVersion: null,
           stream: canonical.stream,
           replayed: true,
@@ -154,7 +151,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
       const ge = sendProtocolError(res, call.endpoint, err, { ...ctx.baseHeaders, 'x-request-id': call.requestId });
       emit(row(record, ge.status, ge, {}));
     } finally {
-      settle?.(spent);
+      release?.();
       inflight?.leave(ctx);
     }
   }

@@ -120,36 +120,18 @@ export function admit(ctx: RequestContext, requested: string, estimate: CallEsti
 }
 
 /**
- * Admission of a call whose answer and cost are known before it runs (a replay from a cassette), by the
- * same rules as a live call: the key's model allow-list (the model asked for, or the one that served
- * the recording), its rate limits (the recorded tokens held in the TPM window) and its budget (the
- * recorded cost reserved, so a spent key gets its 402). No model resolution: a replay needs no provider.
+ * Admission of a replay (an answer from a cassette): the key's model allow-list (the model asked for, or the
+ * one that served the recording) and its requests-per-minute limit hold as for a live call. A replay spends
+ * nothing and no provider serves tokens for it, so neither the budget nor the tokens-per-minute window is
+ * charged: a spent key keeps replaying its tests offline.
  */
-export function admitKnownCost(ctx: RequestContext, requested: string | null, served: string | null, known: { costUsd: number | null; tokens: number }): Pick<Admission, 'settle'> {
-  const { deps, key } = ctx;
+export function admitReplay(ctx: RequestContext, requested: string | null, served: string | null): () => void {
+  const { key } = ctx;
   if (key.models && key.models.length > 0 && !key.models.includes(requested ?? '') && !(served !== null && key.models.includes(served))) {
     applyRateLimit(ctx, 0);
     throw forbidden(`Key "${key.name}" may not use model \`${requested ?? ''}\`; it is limited to: ${key.models.join(', ')}.`, 'model_not_allowed');
   }
-  const hasBudget = key.budgetUsd !== null && key.budgetUsd !== undefined;
-  if (hasBudget && known.costUsd === null) {
-    applyRateLimit(ctx, 0);
-    throw forbidden(`Key "${key.name}" has a budget, and the recorded call to \`${served ?? requested ?? ''}\` has no known cost, so it could not be counted.`, 'model_unpriced');
-  }
-  const tpmRelease = applyRateLimit(ctx, key.tpm ? known.tokens : 0);
-  let release: (cost: number | null) => void;
-  try {
-    release = deps.budgets.reserve(key, known.costUsd ?? 0);
-  } catch (err) {
-    tpmRelease();
-    throw err;
-  }
-  return {
-    settle: (cost) => {
-      release(cost);
-      tpmRelease();
-    },
-  };
+  return applyRateLimit(ctx, 0);
 }
 
 /** What the client can do when the worst case does not fit: the largest `max_tokens` that would. */
