@@ -125,7 +125,8 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
         res.setHeader('connection', 'close');
         throw shuttingDown();
       }
-      release = admitReplay(ctx, canonical.model, record.model);
+      const admitted = admitReplay(ctx, canonical.model, record.model);
+      release = admitted instanceof Promise ? await admitted : admitted;
       if (hit.chunks === undefined) record.responseBody = interactionBody(hit).toString('utf8');
       const complete = await writeReplay(res, hit, { ...ctx.baseHeaders, 'x-request-id': call.requestId }, ctx.abort.signal);
       if (!complete) {

@@ -144,11 +144,11 @@ function refuseAfterCounting(ctx: RequestContext, refusal: () => Error): Awaitab
  * nothing and no provider serves tokens for it, so neither the budget nor the tokens-per-minute window is
  * charged: a spent key keeps replaying its tests offline.
  */
-export function admitReplay(ctx: RequestContext, requested: string | null, served: string | null): () => void {
+export function admitReplay(ctx: RequestContext, requested: string | null, served: string | null): Awaitable<() => void> {
   const { key } = ctx;
   if (key.models && key.models.length > 0 && !key.models.includes(requested ?? '') && !(served !== null && key.models.includes(served))) {
-    applyRateLimit(ctx, 0);
-    throw forbidden(`Key "${key.name}" may not use model \`${requested ?? ''}\`; it is limited to: ${key.models.join(', ')}.`, 'model_not_allowed');
+    const message = `Key "${key.name}" may not use model \`${requested ?? ''}\`; it is limited to: ${key.models.join(', ')}.`;
+    return refuseAfterCounting(ctx, () => forbidden(message, 'model_not_allowed'));
   }
   return applyRateLimit(ctx, 0);
 }
