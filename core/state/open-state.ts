@@ -6,7 +6,6 @@
 import { BudgetTracker } from '../gateway/budget.ts';
 import { RateLimiter } from '../routing/rate-limiter.ts';
 import type { Clock } from '../routing/clock.ts';
-import { spendForKey } from '../storage/audit-queries.ts';
 import type { AuditWriterOptions } from '../storage/audit-writer.ts';
 import { Store } from '../storage/index.ts';
 import type { OpenedState } from './gateway-state.ts';
@@ -34,7 +33,7 @@ export async function openGatewayState(opts: OpenStateOptions): Promise<OpenedSt
   return {
     state: store,
     // Spend is read synchronously from SQLite once per key and period, then kept in memory.
-    budgets: new BudgetTracker((keyId, since) => spendForKey(store.db, keyId, since)),
+    budgets: new BudgetTracker((keyId, since) => store.calls.spendForKey(keyId, since)),
     limiter: new RateLimiter({ clock: opts.clock }),
   };
 }
