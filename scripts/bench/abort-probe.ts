@@ -14,7 +14,9 @@ import type { TargetResult } from './results.ts';
 function leaveMidUpload(port: number): Promise<void> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1', () => {
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{"model":"bench-model","messages":[`);
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{"model":"bench-model","messages":[`,
+      );
       setTimeout(() => {
         socket.resetAndDestroy();
         resolve();

@@ -55,11 +55,45 @@ export function judgeGoals(targets: TargetResult[], memory: MemoryResult | null)
   const litellm = find(TARGET.litellm);
   const need = (...names: string[]): string => `needs the ${names.join(' and ')} row${names.length > 1 ? 's' : ''}`;
   const v: Verdict[] = [];
-  v.push(judge(`gateway CPU per call ≤ ${GOALS.cpuPerCallVsLean}× lean (non-stream)`, div(cpu(gw, 'nonStream'), cpu(lean, 'nonStream')), (r) => r <= GOALS.cpuPerCallVsLean, x, need('gateway', 'lean')));
-  v.push(judge(`gateway CPU per stream ≤ ${GOALS.cpuPerCallVsLean}× lean`, div(cpu(gw, 'stream'), cpu(lean, 'stream')), (r) => r <= GOALS.cpuPerCallVsLean, x, need('gateway', 'lean')));
-  v.push(judge(`gateway throughput ≥ ${GOALS.throughputVsLean}× lean (non-stream)`, div(rps(gw, 'nonStream'), rps(lean, 'nonStream')), (r) => r >= GOALS.throughputVsLean, x, need('gateway', 'lean')));
-  v.push(judge(`gateway throughput ≥ ${GOALS.throughputVsLean}× lean (stream)`, div(rps(gw, 'stream'), rps(lean, 'stream')), (r) => r >= GOALS.throughputVsLean, x, need('gateway', 'lean')));
-  v.push(judge(`gateway CPU per call at a 100 KB prompt ≤ ${GOALS.bigPromptCpuVsLean}× lean`, div(cpu(gw, 'bigPrompt'), cpu(lean, 'bigPrompt')), (r) => r <= GOALS.bigPromptCpuVsLean, x, need('gateway', 'lean')));
+  v.push(
+    judge(
+      `gateway CPU per call ≤ ${GOALS.cpuPerCallVsLean}× lean (non-stream)`,
+      div(cpu(gw, 'nonStream'), cpu(lean, 'nonStream')),
+      (r) => r <= GOALS.cpuPerCallVsLean,
+      x,
+      need('gateway', 'lean'),
+    ),
+  );
+  v.push(
+    judge(`gateway CPU per stream ≤ ${GOALS.cpuPerCallVsLean}× lean`, div(cpu(gw, 'stream'), cpu(lean, 'stream')), (r) => r <= GOALS.cpuPerCallVsLean, x, need('gateway', 'lean')),
+  );
+  v.push(
+    judge(
+      `gateway throughput ≥ ${GOALS.throughputVsLean}× lean (non-stream)`,
+      div(rps(gw, 'nonStream'), rps(lean, 'nonStream')),
+      (r) => r >= GOALS.throughputVsLean,
+      x,
+      need('gateway', 'lean'),
+    ),
+  );
+  v.push(
+    judge(
+      `gateway throughput ≥ ${GOALS.throughputVsLean}× lean (stream)`,
+      div(rps(gw, 'stream'), rps(lean, 'stream')),
+      (r) => r >= GOALS.throughputVsLean,
+      x,
+      need('gateway', 'lean'),
+    ),
+  );
+  v.push(
+    judge(
+      `gateway CPU per call at a 100 KB prompt ≤ ${GOALS.bigPromptCpuVsLean}× lean`,
+      div(cpu(gw, 'bigPrompt'), cpu(lean, 'bigPrompt')),
+      (r) => r <= GOALS.bigPromptCpuVsLean,
+      x,
+      need('gateway', 'lean'),
+    ),
+  );
 
   const idle = ok(gw) ? gw.idle : null;
   const idleCheck = `gateway idle RSS ≤ ${GOALS.idleMiB} MiB, nothing else resident`;
@@ -81,7 +115,15 @@ export function judgeGoals(targets: TargetResult[], memory: MemoryResult | null)
       need('memory'),
     ),
   );
-  v.push(judge(`gateway start to first 200 ≤ ${GOALS.startMs} ms`, ok(gw) ? gw.startMs : null, (ms) => ms <= GOALS.startMs, (ms) => `${ms.toFixed(0)} ms`, need('gateway')));
+  v.push(
+    judge(
+      `gateway start to first 200 ≤ ${GOALS.startMs} ms`,
+      ok(gw) ? gw.startMs : null,
+      (ms) => ms <= GOALS.startMs,
+      (ms) => `${ms.toFixed(0)} ms`,
+      need('gateway'),
+    ),
+  );
   for (const [peer, t, goal] of [
     ['Portkey', portkey, GOALS.vsPortkey],
     ['LiteLLM', litellm, GOALS.vsLiteLLM],

@@ -45,7 +45,13 @@ export interface BenchConfig {
 }
 
 export function loadConfig(argv: string[] = process.argv.slice(2)): BenchConfig {
-  const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean)) : null;
+  const only = process.env.BENCH_ONLY
+    ? new Set(
+        process.env.BENCH_ONLY.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+    : null;
   return {
     seconds: envNumber('BENCH_SECONDS', 5, 0.5, 120),
     warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1, 0, 30),
@@ -80,7 +86,15 @@ const messages = [
 /** The same conversation as a Responses request (instructions + input items), bridged by the gateway to the chat upstream. */
 const responsesInput = messages.filter((m) => m.role !== 'system').map((m) => ({ type: 'message', role: m.role, content: m.content }));
 export const RESPONSES_BODY = JSON.stringify({ model: MODEL, instructions: messages[0].content, input: responsesInput, temperature: 0.2, max_output_tokens: 256, store: false });
-export const RESPONSES_STREAM_BODY = JSON.stringify({ model: MODEL, instructions: messages[0].content, input: responsesInput, temperature: 0.2, max_output_tokens: 256, store: false, stream: true });
+export const RESPONSES_STREAM_BODY = JSON.stringify({
+  model: MODEL,
+  instructions: messages[0].content,
+  input: responsesInput,
+  temperature: 0.2,
+  max_output_tokens: 256,
+  store: false,
+  stream: true,
+});
 
 export const CHAT_BODY = JSON.stringify({ model: MODEL, messages, temperature: 0.2, max_tokens: 256 });
 
@@ -92,7 +106,7 @@ function bigPrompt(bytes: number): string {
   const lines: string[] = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
-    const line = `export function handler${i}(req: Request, limit = ${i % 97}): Promise<Response> { return route(req, "path/${i.toString(36)}", limit * ${i}); } // \"quoted\" ${'é'.repeat(i % 3)}`;
+    const line = `export function handler${i}(req: Request, limit = ${i % 97}): Promise<Response> { return route(req, "path/${i.toString(36)}", limit * ${i}); } // "quoted" ${'é'.repeat(i % 3)}`;
     lines.push(line);
     size += Buffer.byteLength(line) + 1;
   }
@@ -155,4 +169,11 @@ const anthropicMessages = messages.filter((m) => m.role !== 'system');
 const anthropicSystem = [{ type: 'text', text: messages[0].content }];
 export const MESSAGES_MODEL = 'bench-claude';
 export const MESSAGES_BODY = JSON.stringify({ model: MESSAGES_MODEL, system: anthropicSystem, messages: anthropicMessages, temperature: 0.2, max_tokens: 256 });
-export const MESSAGES_STREAM_BODY = JSON.stringify({ model: MESSAGES_MODEL, system: anthropicSystem, messages: anthropicMessages, temperature: 0.2, max_tokens: 256, stream: true });
+export const MESSAGES_STREAM_BODY = JSON.stringify({
+  model: MESSAGES_MODEL,
+  system: anthropicSystem,
+  messages: anthropicMessages,
+  temperature: 0.2,
+  max_tokens: 256,
+  stream: true,
+});

@@ -36,7 +36,17 @@ export const failoverScenario: Scenario = {
       const server = gw;
       for (const run of runs) {
         const mode = run.stream ? 'stream' : 'non-stream';
-        const f: FailoverResult = { mode, concurrency: run.concurrency, error: null, load: null, upstreamDelta: null, normal: null, failedOver: null, addedP50: null, addedP99: null };
+        const f: FailoverResult = {
+          mode,
+          concurrency: run.concurrency,
+          error: null,
+          load: null,
+          upstreamDelta: null,
+          normal: null,
+          failedOver: null,
+          addedP50: null,
+          addedP99: null,
+        };
         ctx.failover.push(f);
         try {
           const before = await upstreamStats(ctx);
@@ -55,8 +65,10 @@ export const failoverScenario: Scenario = {
             f.addedP50 = f.failedOver.p50 - f.normal.p50;
             f.addedP99 = f.failedOver.p99 - f.normal.p99;
           }
-          if (l.errors > 0) ctx.problems.push(`failover ${mode} c=${run.concurrency}: the client saw ${l.errors} errors (${JSON.stringify(l.statuses)}); e.g. ${l.errorSamples[0] ?? ''}`);
-          if (f.failedOver.count === 0) ctx.problems.push(`failover ${mode} c=${run.concurrency}: no request failed over (the flaky upstream failed ${f.upstreamDelta?.flakyFailed ?? '?'})`);
+          if (l.errors > 0)
+            ctx.problems.push(`failover ${mode} c=${run.concurrency}: the client saw ${l.errors} errors (${JSON.stringify(l.statuses)}); e.g. ${l.errorSamples[0] ?? ''}`);
+          if (f.failedOver.count === 0)
+            ctx.problems.push(`failover ${mode} c=${run.concurrency}: no request failed over (the flaky upstream failed ${f.upstreamDelta?.flakyFailed ?? '?'})`);
         } catch (err) {
           f.error = (err as Error).message;
           ctx.problems.push(`failover ${mode} c=${run.concurrency}: ${f.error}`);

@@ -83,4 +83,3 @@ export async function startLiteLLM(upstreamBase: string, cpu: number | null): Pr
     throw err;
   }
 }
-

@@ -33,7 +33,16 @@ export interface TargetSpec<S extends ServerUnderTest> {
   stop?: (ctx: BenchContext, server: S, t: TargetResult) => Promise<void>;
 }
 
-async function runOne(ctx: BenchContext, t: TargetResult, label: string, origin: string, stream: boolean, headers: Record<string, string>, api: Api, server?: ServerUnderTest): Promise<LoadResult> {
+async function runOne(
+  ctx: BenchContext,
+  t: TargetResult,
+  label: string,
+  origin: string,
+  stream: boolean,
+  headers: Record<string, string>,
+  api: Api,
+  server?: ServerUnderTest,
+): Promise<LoadResult> {
   const l = await runLoad(loadSpec(ctx, origin, stream, headers, api, server ? { mainPid: server.mainPid, pids: () => serverPids(server) } : undefined));
   ctx.log(describeLoad(`${t.name} ${label}`, l));
   if (l.errors > 0) ctx.problems.push(`${t.name} ${label}: ${l.errors} failed requests (${JSON.stringify(l.statuses)}); e.g. ${l.errorSamples[0] ?? ''}`);
@@ -41,7 +50,15 @@ async function runOne(ctx: BenchContext, t: TargetResult, label: string, origin:
 }
 
 /** Both modes (and the big prompt) against one server; the upstream counters prove where the answers came from. */
-async function measureServer(ctx: BenchContext, t: TargetResult, origin: string, headers: Record<string, string>, api: Api, bigPrompt: boolean, server?: ServerUnderTest): Promise<void> {
+async function measureServer(
+  ctx: BenchContext,
+  t: TargetResult,
+  origin: string,
+  headers: Record<string, string>,
+  api: Api,
+  bigPrompt: boolean,
+  server?: ServerUnderTest,
+): Promise<void> {
   const before = await upstreamStats(ctx);
   t.nonStream = await runOne(ctx, t, 'non-stream', origin, false, headers, api, server);
   const middle = await upstreamStats(ctx);
@@ -60,7 +77,9 @@ async function measureServer(ctx: BenchContext, t: TargetResult, origin: string,
   const d = t.upstreamDelta;
   const answeredPlain = t.nonStream.requests - t.nonStream.errors + (t.bigPrompt ? t.bigPrompt.requests - t.bigPrompt.errors : 0);
   if (d.chat < answeredPlain || d.stream < t.stream.requests - t.stream.errors) {
-    ctx.problems.push(`${t.name}: the fake upstream saw ${d.chat} non-stream + ${d.stream} stream requests, fewer than the ${answeredPlain} + ${t.stream.requests - t.stream.errors} answered: responses did not come from it`);
+    ctx.problems.push(
+      `${t.name}: the fake upstream saw ${d.chat} non-stream + ${d.stream} stream requests, fewer than the ${answeredPlain} + ${t.stream.requests - t.stream.errors} answered: responses did not come from it`,
+    );
   }
 }
 

@@ -168,7 +168,10 @@ export function waitForLine(child: Child, re: RegExp, timeoutMs: number, from: '
     const onData = (d: Buffer | string): void => {
       for (const line of String(d).split('\n')) {
         const m = re.exec(line);
-        if (m) return finish(null, m);
+        if (m) {
+          finish(null, m);
+          return;
+        }
       }
     };
     const finish = (err: Error | null, m?: RegExpExecArray): void => {

@@ -2,7 +2,7 @@
 import { formatMemory } from './memory.ts';
 import { formatProfile } from './profile.ts';
 import { TARGET } from './results.ts';
-import type { BenchResults, TargetResult, Verdict } from './results.ts';
+import type { BenchResults, Verdict } from './results.ts';
 import type { Footprint } from './server.ts';
 
 const f0 = (n: number | null | undefined): string => (n === null || n === undefined || !Number.isFinite(n) ? 'n/a' : Math.round(n).toLocaleString('en-US'));
@@ -51,7 +51,10 @@ function summaryTable(r: BenchResults): string[] {
         direct || isLean ? '—' : `${times(t.nonStream?.rps, lean?.nonStream?.rps)}, ${times(t.stream?.rps, lean?.stream?.rps)}`,
         t.bigPrompt ? cpu(t.bigPrompt.serverCpuUsPerReq) : '',
         t.bigPrompt ? vsLean(t.bigPrompt.serverCpuUsPerReq, lean?.bigPrompt?.serverCpuUsPerReq) : '',
-      ].join(' | ').replace(/^/, '| ').concat(' |'),
+      ]
+        .join(' | ')
+        .replace(/^/, '| ')
+        .concat(' |'),
     );
   }
   return out;
@@ -68,22 +71,32 @@ export function formatReport(r: BenchResults): string {
     `Machine: ${m.nproc} CPUs (${m.cpu}), ${m.memTotalMiB} MiB RAM, ${m.platform}, Node ${m.node}; load average at start ${m.loadavgAtStart.map((x) => x.toFixed(2)).join(' / ')} (1/5/15 min), at the end ${m.loadavgAtEnd.map((x) => x.toFixed(2)).join(' / ')}.`,
   );
   out.push(`Pinning: ${r.pinning.note}.`);
-  out.push(`Gateway rows started with \`${r.gatewayCommand}\` in the checkout (CPU summed over its whole process tree; memory is the serving process's RSS, then what else stays resident).`);
+  out.push(
+    `Gateway rows started with \`${r.gatewayCommand}\` in the checkout (CPU summed over its whole process tree; memory is the serving process's RSS, then what else stays resident).`,
+  );
   if (m.loadavgAtStart[0] > m.nproc * 0.5) {
-    out.push(`**Other work was running (1-min load ${m.loadavgAtStart[0].toFixed(1)} on ${m.nproc} CPUs): absolute numbers are depressed and noisy; the ratios within this run are the comparable figures.**`);
+    out.push(
+      `**Other work was running (1-min load ${m.loadavgAtStart[0].toFixed(1)} on ${m.nproc} CPUs): absolute numbers are depressed and noisy; the ratios within this run are the comparable figures.**`,
+    );
   }
   const c = r.config;
   out.push(
     `Load: closed loop, concurrency ${String(c.concurrency)}, ${String(c.warmupSeconds)} s warm-up + ${String(c.seconds)} s measured per run; ` +
       `~1 KB chat request; stream = ${String(c.streamChunks)} content chunks + finish + usage chunk + [DONE], ${String(c.chunkDelayMs)} ms between chunks. ` +
-      `Peers: ${Object.entries(r.peers).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}. Total run ${r.durationSec.toFixed(0)} s.`,
+      `Peers: ${
+        Object.entries(r.peers)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none'
+      }. Total run ${r.durationSec.toFixed(0)} s.`,
   );
   out.push('');
   out.push('### Summary (ratios against the lean floor)');
   out.push('');
   out.push(...summaryTable(r));
   out.push('');
-  out.push('CPU µs per call = CPU time of the server\'s processes during the measured window / calls answered (from /proc). 100 KB prompt: non-stream calls whose last user message carries ~100 KB of source code.');
+  out.push(
+    "CPU µs per call = CPU time of the server's processes during the measured window / calls answered (from /proc). 100 KB prompt: non-stream calls whose last user message carries ~100 KB of source code.",
+  );
   out.push('');
   out.push('### Goals (issue 13)');
   out.push('');
@@ -119,7 +132,9 @@ export function formatReport(r: BenchResults): string {
     );
   }
   out.push('');
-  out.push('"upstream conns" = TCP connections the fake upstream accepted during that run, warm-up included (the client holds one per worker: a proxy that reuses its upstream connections opens about as many).');
+  out.push(
+    '"upstream conns" = TCP connections the fake upstream accepted during that run, warm-up included (the client holds one per worker: a proxy that reuses its upstream connections opens about as many).',
+  );
   out.push('');
   out.push('### Ratios');
   out.push('');
@@ -145,7 +160,10 @@ export function formatReport(r: BenchResults): string {
     out.push('');
     for (const t of probed) {
       const a = t.clientAbort;
-      if (a) out.push(`- ${t.label}: ${a.survived ? 'still healthy' : '**down or unhealthy afterwards**'}; ${a.upstreamCut ? 'the upstream stream was aborted' : 'the upstream stream was **not** aborted'} (${a.detail})`);
+      if (a)
+        out.push(
+          `- ${t.label}: ${a.survived ? 'still healthy' : '**down or unhealthy afterwards**'}; ${a.upstreamCut ? 'the upstream stream was aborted' : 'the upstream stream was **not** aborted'} (${a.detail})`,
+        );
     }
     out.push('');
   }
@@ -176,8 +194,12 @@ export function formatReport(r: BenchResults): string {
       );
     }
     out.push('');
-    out.push('Latency split on `x-gateway-attempts` (1 = answered by the flaky provider, 2 = its 500 then the healthy one). At full concurrency the difference includes queueing behind the extra upstream call; at concurrency 1 it is the failover\'s own cost (one failed round trip, its error parsing, the retry).');
-    out.push('The circuit breaker is set to open only after 1,000,000 consecutive failures here, so every other request keeps failing over (the default, 3, would take the flaky provider out for 30 s as soon as three failures land in a row).');
+    out.push(
+      "Latency split on `x-gateway-attempts` (1 = answered by the flaky provider, 2 = its 500 then the healthy one). At full concurrency the difference includes queueing behind the extra upstream call; at concurrency 1 it is the failover's own cost (one failed round trip, its error parsing, the retry).",
+    );
+    out.push(
+      'The circuit breaker is set to open only after 1,000,000 consecutive failures here, so every other request keeps failing over (the default, 3, would take the flaky provider out for 30 s as soon as three failures land in a row).',
+    );
     out.push('');
   }
 
@@ -213,4 +235,3 @@ export function formatReport(r: BenchResults): string {
   }
   return out.join('\n');
 }
-

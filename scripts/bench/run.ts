@@ -81,7 +81,17 @@ async function main(): Promise<number> {
   const upstream = spawnNode({
     name: 'upstream',
     cpu: clientCpu,
-    args: [path.join(BENCH_DIR, 'upstream.ts'), '--port', String(upPort), '--chunks', String(cfg.streamChunks), '--delay-ms', String(cfg.chunkDelayMs), '--flaky-rate', String(cfg.flakyRate)],
+    args: [
+      path.join(BENCH_DIR, 'upstream.ts'),
+      '--port',
+      String(upPort),
+      '--chunks',
+      String(cfg.streamChunks),
+      '--delay-ms',
+      String(cfg.chunkDelayMs),
+      '--flaky-rate',
+      String(cfg.flakyRate),
+    ],
   });
   await waitForLine(upstream, /^READY /, 15_000);
   const upBase = `http://127.0.0.1:${upPort}`;
@@ -129,7 +139,11 @@ async function main(): Promise<number> {
     }));
   const lean = ctx.targets.find((t) => t.name === 'lean');
   if (lean?.clientAbort) {
-    verdicts.push({ check: 'the lean proxy survives clients leaving mid-request and aborts the upstream call', pass: lean.clientAbort.survived && lean.clientAbort.upstreamCut, detail: lean.clientAbort.detail });
+    verdicts.push({
+      check: 'the lean proxy survives clients leaving mid-request and aborts the upstream call',
+      pass: lean.clientAbort.survived && lean.clientAbort.upstreamCut,
+      detail: lean.clientAbort.detail,
+    });
     if (!lean.clientAbort.survived || !lean.clientAbort.upstreamCut) ctx.problems.push(`lean proxy, clients leaving mid-request: ${lean.clientAbort.detail}`);
   }
   verdicts.push({

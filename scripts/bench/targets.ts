@@ -40,7 +40,16 @@ function proxyScenario(name: string, label: string, script: string, note: string
           const child = spawnNode({ name, cpu: ctx.serverCpu, args: [path.join(BENCH_DIR, script), '--port', String(port), '--target', ctx.upBase] });
           try {
             const ready = await awaitReady(child, port, `http://127.0.0.1:${port}/healthz`, { timeoutMs: 15_000, settleMs: 500 });
-            return { url: `http://127.0.0.1:${port}`, port, headers: {}, startMs: ready.startMs, rootPid: child.pid, mainPid: ready.mainPid, idle: ready.idle, stop: () => child.stop() };
+            return {
+              url: `http://127.0.0.1:${port}`,
+              port,
+              headers: {},
+              startMs: ready.startMs,
+              rootPid: child.pid,
+              mainPid: ready.mainPid,
+              idle: ready.idle,
+              stop: () => child.stop(),
+            };
           } catch (err) {
             signalTree(child.pid, 'SIGKILL');
             throw err;
@@ -61,9 +70,9 @@ export const leanScenario = proxyScenario(
 
 export const bareScenario = proxyScenario(
   TARGET.bare,
-  'the project\'s `bare-proxy.ts`',
+  "the project's `bare-proxy.ts`",
   'bare-proxy.ts',
-  'the project\'s earlier floor, kept for comparison: stream.pipeline per request (an AbortSignal and a DOMException each time).',
+  "the project's earlier floor, kept for comparison: stream.pipeline per request (an AbortSignal and a DOMException each time).",
 );
 
 interface GatewayRow {

@@ -94,7 +94,18 @@ const message = Buffer.from(
 );
 const named = (type: string, payload: object): Buffer => Buffer.from(`event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`);
 const MESSAGE_EVENTS: Buffer[] = [
-  named('message_start', { message: { id: 'msg_benchupstream000000000001', type: 'message', role: 'assistant', model: MESSAGES_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { ...A_USAGE, output_tokens: 1 } } }),
+  named('message_start', {
+    message: {
+      id: 'msg_benchupstream000000000001',
+      type: 'message',
+      role: 'assistant',
+      model: MESSAGES_MODEL,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...A_USAGE, output_tokens: 1 },
+    },
+  }),
   named('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
   named('ping', {}),
   ...Array.from({ length: chunks }, (_, i) => named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word(i) } })),
@@ -106,7 +117,9 @@ const MESSAGE_HEADERS = { 'content-type': 'application/json', 'content-length': 
 
 const STREAM_WITH_USAGE = streamEvents(true);
 const STREAM_PLAIN = streamEvents(false);
-const FAILURE = Buffer.from(JSON.stringify({ error: { message: 'The server had an error while processing your request (bench).', type: 'server_error', param: null, code: null } }));
+const FAILURE = Buffer.from(
+  JSON.stringify({ error: { message: 'The server had an error while processing your request (bench).', type: 'server_error', param: null, code: null } }),
+);
 const NOT_FOUND = Buffer.from(JSON.stringify({ error: { message: 'not found (bench upstream)', type: 'invalid_request_error', param: null, code: null } }));
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'content-length': String(completion.length), 'x-request-id': 'req_bench' };
