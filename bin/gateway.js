@@ -30,7 +30,7 @@ if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
   } else {
     const need = `${MIN[0]}.${MIN[1]}`;
     const advice = inCheckout
-      ? 'Inside the checkout, `npm ci` installs the pinned Node 24; then `npx gateway ...` uses it.\n'
+      ? 'Inside the checkout, `npm ci` installs the pinned Node 24; then `./gateway ...` uses it (or `npx gateway ...`).\n'
       : `Install Node.js ${need} or newer (https://nodejs.org, or nvm/fnm/volta), or run this package with a newer Node from npm:\n` +
         '  npx -p node@24 -p gateway-local gateway start\n';
     process.stderr.write(`gateway needs Node.js ${need} or newer; this is Node ${process.versions.node}.\n${advice}`);
