@@ -15,6 +15,14 @@ const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 // A checkout has the sources; an installed package ships dist/ only (Node refuses to strip types under node_modules).
 const inCheckout = existsSync(source) && !/[\\/]node_modules[\\/]/.test(source);
 
+/**
+ * glibc's malloc settings for the long-running server, read by the C library when a process starts (the
+ * `./gateway` launcher exports the same). With one malloc arena per thread (the default allows 8 per core), the
+ * native memory of a load (sockets, HTTP parsers, buffers) stays scattered over arenas that are never given
+ * back. A value the user set wins.
+ */
+const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
+
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
@@ -42,6 +50,7 @@ if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
     process.stderr.write(`gateway: ${entry} is missing: this copy of the package has no compiled JavaScript. Run \`npm run build\` in it, or reinstall it.\n`);
     process.exit(1);
   }
+  if (process.argv[2] === 'start') runWithServerMemorySettings();
   enableCompileCache();
   const { main } = await import(pathToFileURL(entry).href);
   await main(process.argv);
@@ -60,5 +69,17 @@ function enableCompileCache() {
     if (r.directory) process.env.NODE_COMPILE_CACHE = r.directory;
   } catch {
     /* a cache is an optimisation: never a reason not to start */
+  }
+}
+
+/** Re-runs this process in place (same pid, nothing left behind) when the environment lacks those settings. */
+function runWithServerMemorySettings() {
+  const missing = Object.keys(SERVER_MALLOC_ENV).filter((k) => process.env[k] === undefined);
+  // process.execve: Node >= 22.15 / 23.11, POSIX only; elsewhere the gateway runs with the C library's defaults.
+  if (missing.length === 0 || typeof process.execve !== 'function') return;
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { ...SERVER_MALLOC_ENV, ...process.env });
+  } catch {
+    /* not replaced: run as we are */
   }
 }

@@ -1,20 +1,24 @@
 /**
  * The README's first command, run as written (minus its `npm ci &&`, which the checkout has already done) by
  * a shell whose PATH has only the system's Node: the gateway answers, and it is the only process left
- * running, on the pinned Node (no `npm exec`, no older Node waiting for it).
+ * running, on the pinned Node (no `npm exec`, no older Node waiting for it), with the server's malloc settings.
+ * `node bin/gateway.js start` (what npx and a global install run) gets those settings by re-running itself in place.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/cli.ts';
+import { REPO_ROOT, startCli, tempHome } from '../support/cli.ts';
+import type { RunningCli } from '../support/cli.ts';
 import type { Shell } from './shell.ts';
 
 const shells: Shell[] = [];
+const running: RunningCli[] = [];
 const homes: string[] = [];
 afterAll(async () => {
   for (const s of shells) await s.stop();
+  for (const r of running) await r.stop('SIGKILL');
   for (const h of homes) rmSync(h, { recursive: true, force: true });
 });
 
@@ -85,10 +89,42 @@ describe("the README's start command", { timeout: 120_000 }, () => {
     const exe = realpathSync(readlinkSync(`/proc/${below[0]}/exe`));
     expect(exe).toBe(realpathSync(path.join(REPO_ROOT, 'node_modules', 'node', 'bin', 'node')));
     expect(readFileSync(`/proc/${below[0]}/cmdline`, 'utf8').split('\0')).toContain(path.join(REPO_ROOT, 'bin', 'gateway.js'));
+    // The launcher gave it the server's malloc settings.
+    expect(environ(below[0])).toContain('MALLOC_ARENA_MAX=2');
 
     expect((await shell.stop()).code).toBe(0);
   });
 });
+
+describe('gateway start run by node on bin/gateway.js (npx, a global install)', { timeout: 120_000 }, () => {
+  it('re-runs itself in place with the malloc settings: same pid, no other process', async (ctx) => {
+    if (process.platform !== 'linux') ctx.skip('reads the process tree from /proc');
+    const h = tempHome();
+    homes.push(h.home);
+    const gw = startCli(['start', '--demo', '--no-tui', '--port', '0'], { home: h.home, env: { MALLOC_ARENA_MAX: undefined } });
+    running.push(gw);
+    await gw.waitFor(/gateway listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/, 'stderr');
+    const pid = gw.child.pid as number;
+    expect(environ(pid)).toContain('MALLOC_ARENA_MAX=2');
+    expect(processTree(pid)).toEqual([pid]);
+    await gw.stop('SIGINT');
+  });
+
+  it('keeps a value the user set', async (ctx) => {
+    if (process.platform !== 'linux') ctx.skip('reads the process environment from /proc');
+    const h = tempHome();
+    homes.push(h.home);
+    const gw = startCli(['start', '--demo', '--no-tui', '--port', '0'], { home: h.home, env: { MALLOC_ARENA_MAX: '4' } });
+    running.push(gw);
+    await gw.waitFor(/gateway listening on/, 'stderr');
+    expect(environ(gw.child.pid as number)).toContain('MALLOC_ARENA_MAX=4');
+    await gw.stop('SIGINT');
+  });
+});
+
+function environ(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+}
 
 /** shell.ts's interface over a shell that runs the line as a terminal does (startShell `exec`s it, which would hide a launcher that does not). */
 function wrap(child: ReturnType<typeof spawn>, line: string): Shell {
