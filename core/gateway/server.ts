@@ -53,10 +53,14 @@ export interface ServerHooks {
 export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}): Server {
   const allowedHosts = new Set(deps.settings.allowedHosts.map((h) => h.toLowerCase()));
   const corsOrigins = new Set(deps.settings.corsOrigins);
-  const cassettes = createCassetteLayer(deps, (row) => {
-    deps.store.audit.record(row);
-    hooks.onCall?.(row);
-  });
+  const cassettes = createCassetteLayer(
+    deps,
+    (row) => {
+      deps.store.audit.record(row);
+      hooks.onCall?.(row);
+    },
+    hooks.inflight,
+  );
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((err) => {
       if (!res.headersSent) sendError(res, err);
