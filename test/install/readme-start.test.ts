@@ -28,7 +28,10 @@ function readmeStartCommand(): string {
   const section = readme.slice(readme.indexOf('## The two commands'));
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
   if (!block) throw new Error('README has no sh block under "## The two commands"');
-  return block.split('\n')[0].replace(/\s+#.*$/, '').trim();
+  return block
+    .split('\n')[0]
+    .replace(/\s+#.*$/, '')
+    .trim();
 }
 
 /** `pid` and all its descendants, from /proc. */
