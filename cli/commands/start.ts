@@ -1,4 +1,5 @@
 /** `gateway start`: runs the gateway in the foreground until Ctrl-C (which flushes the audit log). */
+import module from 'node:module';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { cassetteModeFromFlags } from '../../core/cassettes/mode.ts';
@@ -127,6 +128,10 @@ export function registerStart(program: Command): void {
       } else {
         gw.onCall((row) => out(formatCallLine(callToJson(row))));
       }
+
+      // Everything a start loads is loaded: write the compile cache now (Node would only at exit), so the next start
+      // uses it even if this one never exits cleanly.
+      module.flushCompileCache?.();
 
       await new Promise<void>((resolve) => {
         let stopping = false;

@@ -31,6 +31,7 @@ import type { GatewayDeps } from './deps.ts';
 import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
 import { InflightCalls } from './inflight.ts';
+import { releaseMemoryWhenIdle } from './idle-memory.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
 import { poolSizes } from '../upstream/pool-sizes.ts';
@@ -179,6 +180,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     throw err;
   }
   live.startPolling(250);
+  const idleMemory = releaseMemoryWhenIdle({ busy: () => inflight.size > 0 });
 
   // A gateway replaying from a cassette contacts no provider, not even for their model lists.
   const discovery = opts.skipDiscovery || settings.cassettes?.mode === 'replay'
@@ -229,6 +231,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
       if (closed) return;
       closed = true;
       clearInterval(retentionTimer);
+      idleMemory.stop();
       live.stop();
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

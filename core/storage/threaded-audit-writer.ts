@@ -27,7 +27,8 @@ export class ThreadedAuditWriter implements AuditSink {
   private readonly options: AuditWriterOptions;
   private readonly listeners = new Set<CallRowListener>();
   private readonly done = new SharedArrayBuffer(8);
-  private worker: Worker | null;
+  private worker: Worker | null = null;
+  private readonly data: AuditThreadData;
   private fallback: AuditWriter | null = null;
   private pending: CallRow[] = [];
   private posting: NodeJS.Immediate | null = null;
@@ -39,13 +40,28 @@ export class ThreadedAuditWriter implements AuditSink {
     this.db = db;
     this.options = options;
     const { onError: _ignored, ...plain } = options;
-    const data: AuditThreadData = { file, options: plain, done: this.done };
-    this.worker = new Worker(threadFile, { workerData: data });
-    this.worker.unref();
-    this.worker.on('message', (m: { type: string; message?: string }) => {
-      if (m.type === 'error') (options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
+    this.data = { file, options: plain, done: this.done };
+  }
+
+  /**
+   * The thread starts with the first rows, not with the store: it costs ~25 MiB (its own V8 and SQLite), which
+   * a gateway that has served no call yet, or a command that writes no row, need not pay.
+   */
+  private thread(): Worker | null {
+    if (this.worker || this.fallback || this.closed) return this.worker;
+    const worker = new Worker(threadFile, { workerData: this.data });
+    worker.unref();
+    worker.on('message', (m: { type: string; message?: string }) => {
+      if (m.type === 'error') (this.options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
     });
-    this.worker.on('error', (err) => this.useFallback(err));
+    worker.on('error', (err) => this.useFallback(err));
+    this.worker = worker;
+    return worker;
+  }
+
+  /** No row was ever recorded: there is no thread to flush or close. */
+  private get idle(): boolean {
+    return !this.worker && !this.fallback && this.pending.length === 0;
   }
 
   record(row: CallRow): void {
@@ -74,6 +90,7 @@ export class ThreadedAuditWriter implements AuditSink {
 
   flush(): number {
     if (this.fallback) return this.fallback.flush();
+    if (this.idle) return 0;
     const before = this.written();
     this.send({ type: 'flush', seq: ++this.seq });
     this.waitFor(this.seq);
@@ -85,6 +102,11 @@ export class ThreadedAuditWriter implements AuditSink {
     if (this.fallback) {
       this.closed = true;
       this.fallback.close();
+      return;
+    }
+    if (this.idle) {
+      this.closed = true;
+      this.listeners.clear();
       return;
     }
     this.send({ type: 'close', seq: ++this.seq });
@@ -104,10 +126,12 @@ export class ThreadedAuditWriter implements AuditSink {
 
   private post(): void {
     this.posting = null;
-    if (this.pending.length === 0 || !this.worker) return;
+    if (this.pending.length === 0) return;
+    const worker = this.thread();
+    if (!worker) return;
     const rows = this.pending;
     this.pending = [];
-    this.worker.postMessage({ type: 'rows', rows } satisfies AuditThreadMessage);
+    worker.postMessage({ type: 'rows', rows } satisfies AuditThreadMessage);
   }
 
   private send(m: AuditThreadMessage): void {
