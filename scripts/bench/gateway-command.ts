@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './common.ts';
 
-export const README_START_COMMAND = 'npx gateway start';
+export const README_START_COMMAND = './gateway start';
 
 export interface StartCommand {
   /** As printed in the report. */
