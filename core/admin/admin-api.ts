@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { badRequest, forbidden, GatewayError, notFound } from '../errors.ts';
 import { callDetailJson, callToJson } from '../call-json.ts';
-import { getCall, listCalls, usageSummary } from '../storage/audit-queries.ts';
+import { getCall, listCalls } from '../storage/audit-queries.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { StorageError } from '../storage/db.ts';
 import { bearerToken } from '../gateway/auth.ts';
@@ -93,7 +93,7 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
         const by = query.get('by') ?? 'model';
         if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw badRequest('by must be key, model, provider or day', 'invalid_value', 'by');
         const since = query.get('since');
-        return sendJson(res, 200, { by, rows: usageSummary(store.db, { by, since: since ? Number(since) || Date.parse(since) : undefined }) }, headers);
+        return sendJson(res, 200, { by, rows: await store.reads.run('usageSummary', { by, since: since ? Number(since) || Date.parse(since) : undefined }) }, headers);
       }
       if (method === 'GET' && path === '/admin/logs') {
         const limit = Math.min(1000, Number(query.get('limit') ?? 100) || 100);

@@ -11,7 +11,6 @@ import { DEFAULT_BASE_URLS, isPresetName, PRESET_NAMES, PRESETS } from '../provi
 import { PROVIDER_TYPES } from '../providers/types.ts';
 import type { ProviderSettings } from '../providers/types.ts';
 import { DEMO_MODELS } from '../demo/demo-upstream.ts';
-import { providerStats } from '../storage/log-search.ts';
 import { checkProviders } from './provider-check.ts';
 import { pathParts, readAdminBody } from './admin-route.ts';
 import type { AdminRequest, AdminRoute } from './admin-route.ts';
@@ -78,7 +77,7 @@ export const adminProviderRoutes: AdminRoute = async (r) => {
     const since = Number(query.get('since')) || until - 24 * 3_600_000;
     if (since >= until) throw badRequest('since must be before until', 'invalid_value', 'since');
     const buckets = Number(query.get('buckets')) || 24;
-    sendJson(r.res, 200, { since, until, providers: providerStats(deps.store.db, { since, until, buckets }) }, r.headers);
+    sendJson(r.res, 200, { since, until, providers: await deps.store.reads.run('providerStats', { since, until, buckets }) }, r.headers);
     return true;
   }
   const parts = pathParts(path, '/admin/providers/');

@@ -91,6 +91,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   // Retention by rows, bytes and age runs on the audit thread after its writes, not once a start.
   const store = Store.open(home, {
     auditThread: true,
+    readThread: true,
     audit: {
       retention: {
         maxRows: settings.audit.maxRows,

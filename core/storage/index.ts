@@ -11,11 +11,14 @@ import { openDatabase, type Database } from './db.ts';
 import { KeysRepo } from './keys-repo.ts';
 import { PricesRepo } from './prices-repo.ts';
 import { ProvidersRepo } from './providers-repo.ts';
+import { ReadRunner } from './read-runner.ts';
 
 export interface StoreOptions {
   audit?: AuditWriterOptions;
   /** Write audit rows on a worker thread (the server does; the CLI writes none). */
   auditThread?: boolean;
+  /** Run the dashboards' heavier reads (`reads`) on a worker thread (the server does). */
+  readThread?: boolean;
 }
 
 export class Store {
@@ -26,6 +29,8 @@ export class Store {
   readonly prices: PricesRepo;
   /** Starts no timer until the first row is recorded, so opening a Store from the CLI costs nothing. */
   readonly audit: AuditSink;
+  /** The dashboards' heavier reads, off the request thread when `readThread` is set. */
+  readonly reads: ReadRunner;
   private closed = false;
 
   constructor(db: Database, options: StoreOptions = {}, file?: string) {
@@ -34,6 +39,7 @@ export class Store {
     this.providers = new ProvidersRepo(db);
     this.aliases = new AliasesRepo(db);
     this.prices = new PricesRepo(db);
+    this.reads = new ReadRunner(db, options.readThread && file ? file : null);
     this.audit = options.auditThread && file ? new ThreadedAuditWriter(db, file, options.audit) : new AuditWriter(db, options.audit);
   }
 
@@ -59,6 +65,7 @@ export class Store {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.reads.close();
     this.audit.close();
     this.db.close();
   }
