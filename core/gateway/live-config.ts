@@ -3,6 +3,7 @@
  * `config_version`; the server polls that one integer (every 250 ms) and reloads on change, so a new
  * or disabled key is live within a second without a restart or IPC.
  */
+import { storageErrorFor } from '../storage/db.ts';
 import type { Store } from '../storage/index.ts';
 import { readConfigVersion } from '../storage/config-version.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
@@ -117,7 +118,7 @@ export class LiveConfig {
       try {
         this.reloadIfChanged();
       } catch (err) {
-        console.error('[gateway] config reload failed:', (err as Error).message);
+        console.error('[gateway] config reload failed:', (storageErrorFor(err, this.store.db.name) as Error).message);
       }
     }, intervalMs);
     this.timer.unref();

@@ -33,6 +33,7 @@ import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
 import { queueWaitReporter } from '../upstream/queue-wait.ts';
 import { answerClientError } from './client-error.ts';
 import { capConnections, tooManyConnections } from './connection-cap.ts';
+import { storageFailure } from './storage-failure.ts';
 import type { RequestContext } from './request-context.ts';
 import { newRequestId } from './request-id.ts';
 import { sendError, sendJson } from './respond.ts';
@@ -63,7 +64,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
   // an idle keep-alive connection closes after 65 s (above the 60 s most clients keep one idle).
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((err) => {
-      if (!res.headersSent) sendError(res, err);
+      if (!res.headersSent) sendError(res, storageFailure(err, deps.store.db.name) ?? err);
       else res.destroy();
     });
   });
@@ -213,7 +214,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         errorMessage = 'The client closed the connection before the response was complete.';
         if (!res.writableEnded) res.destroy();
       } else {
-        const failure = err instanceof AttemptsFailed ? err.error : err;
+        const failure = storageFailure(err, deps.store.db.name) ?? (err instanceof AttemptsFailed ? err.error : err);
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
         if (!req.complete) {
           // The rest of the body is not wanted: answer, then close rather than drain a trickle forever.
@@ -254,7 +255,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
           return handleBillingUsage(ctx, query);
       }
     } catch (err) {
-      sendFrontEndError(res, frontEndFor(req, null), err, requestId, ctx.baseHeaders);
+      sendFrontEndError(res, frontEndFor(req, null), storageFailure(err, deps.store.db.name) ?? err, requestId, ctx.baseHeaders);
     }
   }
 
