@@ -65,7 +65,8 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
       const method = req.method ?? 'GET';
       if (method === 'GET') req.resume();
       const { store } = deps;
-      store.audit.flush();
+      // Every row so far is visible to what follows, without blocking other requests while the writer catches up.
+      await store.audit.flushAsync();
       if (method === 'GET' && path === '/admin/snapshot') return sendJson(res, 200, snapshot(deps, query.get('recent')), headers);
       if (method === 'GET' && path === '/admin/keys') return sendJson(res, 200, { keys: keySummaries(deps) }, headers);
       if (method === 'POST' && path === '/admin/keys') {
