@@ -119,6 +119,21 @@ export function admit(ctx: RequestContext, requested: string, estimate: CallEsti
   };
 }
 
+/**
+ * Admission of a replay (an answer from a cassette): the key's model allow-list (the model asked for, or the
+ * one that served the recording) and its requests-per-minute limit hold as for a live call. A replay spends
+ * nothing and no provider serves tokens for it, so neither the budget nor the tokens-per-minute window is
+ * charged: a spent key keeps replaying its tests offline.
+ */
+export function admitReplay(ctx: RequestContext, requested: string | null, served: string | null): () => void {
+  const { key } = ctx;
+  if (key.models && key.models.length > 0 && !key.models.includes(requested ?? '') && !(served !== null && key.models.includes(served))) {
+    applyRateLimit(ctx, 0);
+    throw forbidden(`Key "${key.name}" may not use model \`${requested ?? ''}\`; it is limited to: ${key.models.join(', ')}.`, 'model_not_allowed');
+  }
+  return applyRateLimit(ctx, 0);
+}
+
 /** What the client can do when the worst case does not fit: the largest `max_tokens` that would. */
 function fitHint(p: { price: ModelPrice; model: string } | null, prompt: number, n: number, estimate: CallEstimate): (remainingUsd: number) => string {
   return (remaining) => {

@@ -55,10 +55,14 @@ export interface ServerHooks {
 export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}): Server {
   const allowedHosts = new Set(deps.settings.allowedHosts.map((h) => h.toLowerCase()));
   const corsOrigins = new Set(deps.settings.corsOrigins);
-  const cassettes = createCassetteLayer(deps, (row) => {
-    deps.store.audit.record(row);
-    hooks.onCall?.(row);
-  });
+  const cassettes = createCassetteLayer(
+    deps,
+    (row) => {
+      deps.store.audit.record(row);
+      hooks.onCall?.(row);
+    },
+    hooks.inflight,
+  );
   // The whole request has no deadline (requestTimeout 0): a long upload is fine while it keeps sending,
   // and the body's silence is bounded by timeouts.bodyMs (read-body.ts). Headers must arrive within 60 s;
   // an idle keep-alive connection closes after 65 s (above the 60 s most clients keep one idle).

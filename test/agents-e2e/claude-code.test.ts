@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
+import { startGeminiUpstream } from '../fakes/gemini-upstream.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import type { FakeUpstream } from '../fakes/fault.ts';
 import { REPO_ROOT } from '../support/cli.ts';
@@ -27,6 +28,7 @@ let installError: string | null = null;
 let t: TestGateway;
 let anthropic: FakeUpstream;
 let openai: FakeUpstream;
+let gemini: FakeUpstream;
 let home: string;
 
 beforeAll(async () => {
@@ -36,10 +38,12 @@ beforeAll(async () => {
   }
   anthropic = await startAnthropicUpstream({ models: ['claude-sonnet-4-6'], toolCall: BASH_CALL });
   openai = await startOpenAIUpstream({ models: ['gpt-4o-mini'], toolCall: BASH_CALL });
+  gemini = await startGeminiUpstream({ models: ['gemini-3-pro-preview'], toolCall: BASH_CALL });
   t = await startTestGateway({
     providers: [
       { name: 'claude', type: 'anthropic', baseUrl: anthropic.url, models: ['claude-sonnet-4-6'], secret: 'anthropic-upstream-secret' },
       { name: 'oai', type: 'openai', baseUrl: openai.url, models: ['gpt-4o-mini'], secret: 'openai-upstream-secret' },
+      { name: 'gem', type: 'gemini', baseUrl: gemini.url, models: ['gemini-3-pro-preview'], secret: 'gemini-upstream-secret' },
     ],
     keys: [{ name: 'claude-code' }],
   });
@@ -48,7 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await Promise.all([anthropic?.close(), openai?.close()]);
+  await Promise.all([anthropic?.close(), openai?.close(), gemini?.close()]);
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
@@ -130,5 +134,23 @@ describe('Claude Code through the gateway', () => {
     // Claude Code's own headers stay behind; OpenAI gets its key and nothing Anthropic-specific.
     expect(mine[0].headers['anthropic-beta']).toBeUndefined();
     expect(mine[0].headers.authorization).toBe('Bearer openai-upstream-secret');
+  }, 200_000);
+
+  it('against a Gemini 3 upstream: the thought signature survives the round trip (Gemini refuses the tool_result turn without it)', async (ctx) => {
+    if (installError) {
+      if (process.env.CI) throw new Error(installError);
+      ctx.skip(`Claude Code is not installed and could not be (${installError})`);
+    }
+    const before = gemini.requests.length;
+    const r = await runClaude('gemini-3-pro-preview');
+    expect(r.stderr).not.toMatch(/API Error|issue with the selected model/i);
+    expect(r.code, JSON.stringify(r)).toBe(0);
+    expect(r.stdout).toContain(`Tool said: ${MARKER}`);
+    const mine = gemini.requests.slice(before);
+    const turn2 = mine.find((q) => JSON.stringify(q.body).includes('"functionResponse"'));
+    const contents = (turn2?.body as { contents: Array<{ role: string; parts: Array<Record<string, unknown>> }> }).contents;
+    const call = contents.flatMap((c) => c.parts).find((p) => p.functionCall);
+    expect(String(call?.thoughtSignature)).not.toBe('skip_thought_signature_validator');
+    expect(String(call?.thoughtSignature).length).toBeGreaterThan(100);
   }, 200_000);
 });
