@@ -13,7 +13,7 @@ import { StorageError } from '../storage/db.ts';
 import { bearerToken } from '../gateway/auth.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
 import { readJsonObject } from '../gateway/read-body.ts';
-import { sendError, sendJson } from '../gateway/respond.ts';
+import { sendError, sendJson, sendJsonText } from '../gateway/respond.ts';
 import { tokenMatches } from '../gateway/admin-token.ts';
 import { storageFailure } from '../gateway/storage-failure.ts';
 import { keySummaries, providerSummaries, snapshot } from './snapshot.ts';
@@ -95,7 +95,8 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
         const by = query.get('by') ?? 'model';
         if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw badRequest('by must be key, model, provider or day', 'invalid_value', 'by');
         const since = query.get('since');
-        return sendJson(res, 200, { by, rows: await store.reads.run('usageSummary', { by, since: since ? Number(since) || Date.parse(since) : undefined }) }, headers);
+        const rows = await store.reads.runJson('usageSummary', { by, since: since ? Number(since) || Date.parse(since) : undefined });
+        return sendJsonText(res, 200, `{"by":${JSON.stringify(by)},"rows":${rows}}`, headers);
       }
       if (method === 'GET' && path === '/admin/logs') {
         const limit = Math.min(1000, Number(query.get('limit') ?? 100) || 100);

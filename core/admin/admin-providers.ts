@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { badRequest, notFound } from '../errors.ts';
 import { refreshProviderModels } from '../gateway/discovery.ts';
-import { sendJson } from '../gateway/respond.ts';
+import { sendJson, sendJsonText } from '../gateway/respond.ts';
 import { DEFAULT_BASE_URLS, isPresetName, PRESET_NAMES, PRESETS } from '../providers/presets.ts';
 import { PROVIDER_TYPES } from '../providers/types.ts';
 import type { ProviderSettings } from '../providers/types.ts';
@@ -77,7 +77,8 @@ export const adminProviderRoutes: AdminRoute = async (r) => {
     const since = Number(query.get('since')) || until - 24 * 3_600_000;
     if (since >= until) throw badRequest('since must be before until', 'invalid_value', 'since');
     const buckets = Number(query.get('buckets')) || 24;
-    sendJson(r.res, 200, { since, until, providers: await deps.store.reads.run('providerStats', { since, until, buckets }) }, r.headers);
+    const providers = await deps.store.reads.runJson('providerStats', { since, until, buckets });
+    sendJsonText(r.res, 200, `{"since":${since},"until":${until},"providers":${providers}}`, r.headers);
     return true;
   }
   const parts = pathParts(path, '/admin/providers/');

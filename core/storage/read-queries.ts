@@ -6,7 +6,7 @@
 import { usageSummary } from './audit-queries.ts';
 import type { UsageSummaryOptions } from './audit-queries.ts';
 import type { Database } from './db.ts';
-import { providerStats, searchCalls, spendByDayAndModel, unpricedByKey } from './log-search.ts';
+import { callsToCsv, providerStats, searchCalls, spendByDayAndModel, unpricedByKey } from './log-search.ts';
 import type { LogSearch } from './log-search.ts';
 
 export const READ_QUERIES = {
@@ -14,6 +14,7 @@ export const READ_QUERIES = {
   stackedUsage: (db: Database, since: number | undefined) => ({ rows: spendByDayAndModel(db, since), unpriced_by_key: unpricedByKey(db, since) }),
   providerStats: (db: Database, range: { since: number; until: number; buckets: number }) => providerStats(db, range),
   searchCalls: (db: Database, search: LogSearch) => searchCalls(db, search),
+  searchCsv: (db: Database, search: LogSearch) => callsToCsv(searchCalls(db, search)),
 };
 
 export type ReadQueryName = keyof typeof READ_QUERIES;
@@ -24,6 +25,8 @@ export interface ReadRequest {
   id: number;
   name: ReadQueryName;
   arg: unknown;
+  /** Answer the result as JSON text, serialised on the read thread. */
+  json?: boolean;
 }
 
 export type ReadReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; name: string; message: string; code?: string };
@@ -33,7 +36,8 @@ export function runReadQuery(db: Database, request: ReadRequest): ReadReply {
   try {
     const query = READ_QUERIES[request.name] as (db: Database, arg: unknown) => unknown;
     if (typeof query !== 'function') throw new Error(`unknown read query "${String(request.name)}"`);
-    return { id: request.id, ok: true, value: query(db, request.arg) };
+    const value = query(db, request.arg);
+    return { id: request.id, ok: true, value: request.json ? JSON.stringify(value) : value };
   } catch (error) {
     const e = error instanceof Error ? error : new Error(String(error));
     const code = (e as { code?: unknown }).code;

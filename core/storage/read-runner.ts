@@ -33,11 +33,19 @@ export class ReadRunner {
   }
 
   run<N extends ReadQueryName>(name: N, arg: ReadQueryArg<N>): Promise<ReadQueryResult<N>> {
-    const request: ReadRequest = { id: ++this.nextId, name, arg };
+    return this.send({ id: ++this.nextId, name, arg }) as Promise<ReadQueryResult<N>>;
+  }
+
+  /** The result as JSON text, serialised on the read thread: large answers cost this thread one string. */
+  runJson<N extends ReadQueryName>(name: N, arg: ReadQueryArg<N>): Promise<string> {
+    return this.send({ id: ++this.nextId, name, arg, json: true }) as Promise<string>;
+  }
+
+  private send(request: ReadRequest): Promise<unknown> {
     const worker = this.ensureWorker();
-    if (!worker) return settle(runReadQuery(this.db, request)) as Promise<ReadQueryResult<N>>;
+    if (!worker) return settle(runReadQuery(this.db, request));
     return new Promise((resolve, reject) => {
-      this.pending.set(request.id, { resolve: resolve as (v: unknown) => void, reject });
+      this.pending.set(request.id, { resolve, reject });
       worker.ref();
       worker.postMessage(request);
     });
