@@ -19,7 +19,6 @@ import { openKeychain } from '../secrets/keychain.ts';
 import { DEFAULT_AUDIT_MAX_BYTES, loadSettings } from '../settings.ts';
 import type { Settings } from '../settings.ts';
 import { Store } from '../storage/index.ts';
-import { purgeCalls } from '../storage/audit-queries.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { ProviderKeys } from '../upstream/provider-keys.ts';
 import { Transport } from '../upstream/transport.ts';
@@ -183,14 +182,10 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
           return r;
         });
 
-  const retention = (rowsToo = false) => {
-    try {
-      purgeCalls(store.db, { olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: rowsToo ? settings.audit.maxRows : undefined });
-    } catch {
-      /* retention is best effort; the next run tries again */
-    }
-  };
-  retention(true);
+  // At start and hourly (an idle gateway writes nothing to trigger it), on the audit thread: deleting
+  // a backlog of old rows at 1M calls would hold the request thread for seconds.
+  const retention = () => store.audit.enforceRetention();
+  retention();
   const retentionTimer = setInterval(retention, 3_600_000);
   retentionTimer.unref();
 

@@ -10,6 +10,7 @@ import { openDatabase, storageErrorFor } from './db.ts';
 export type AuditThreadMessage =
   | { type: 'rows'; rows: CallRow[] }
   | { type: 'flush'; seq: number }
+  | { type: 'retention' }
   | { type: 'close'; seq: number };
 
 export interface AuditThreadData {
@@ -28,6 +29,10 @@ if (port) {
   port.on('message', (m: AuditThreadMessage) => {
     if (m.type === 'rows') {
       for (const row of m.rows) writer.record(row);
+      return;
+    }
+    if (m.type === 'retention') {
+      writer.enforceRetention();
       return;
     }
     // Timer flushes happen inside the writer; count them too before answering.

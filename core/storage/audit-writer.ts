@@ -195,6 +195,18 @@ export class AuditWriter {
     return written;
   }
 
+  /** Applies retention now (after writing what is queued); none without retention options. */
+  enforceRetention(): number {
+    this.flush();
+    if (!this.retention) return 0;
+    try {
+      return this.retention.enforce();
+    } catch (error) {
+      this.onError(error);
+      return 0;
+    }
+  }
+
   /** Writes what is queued and stops; later `record` calls are dropped. Does not close the database. */
   close(): void {
     this.flush();

@@ -17,6 +17,8 @@ export interface AuditSink {
   flush(): number;
   /** As `flush`, without blocking this thread while the writer works (the admin API's polls use it). */
   flushAsync(): Promise<number>;
+  /** Applies retention (rows, bytes, age) now, on the writer's thread; does not wait for it. */
+  enforceRetention(): void;
   close(): void;
   stats(): AuditWriterStats;
 }
@@ -84,6 +86,12 @@ export class ThreadedAuditWriter implements AuditSink {
     this.send({ type: 'flush', seq: ++this.seq });
     this.waitFor(this.seq);
     return this.written() - before;
+  }
+
+  enforceRetention(): void {
+    if (this.closed) return;
+    if (this.fallback) this.fallback.enforceRetention();
+    else this.send({ type: 'retention' });
   }
 
   async flushAsync(): Promise<number> {
