@@ -3,8 +3,8 @@
  * range, text), the same search as CSV, and spend per day stacked by model.
  */
 import { badRequest } from '../errors.ts';
-import { sendJsonText } from '../gateway/respond.ts';
-import { parseStatusFilter } from '../storage/log-search.ts';
+import { sendJson } from '../gateway/respond.ts';
+import { callsToCsv, parseStatusFilter, searchCalls, spendByDayAndModel, unpricedByKey } from '../storage/log-search.ts';
 import type { LogSearch } from '../storage/log-search.ts';
 import type { AdminRoute } from './admin-route.ts';
 
@@ -40,11 +40,11 @@ export function searchFromQuery(query: URLSearchParams, defaultLimit: number): L
 export const adminLogRoutes: AdminRoute = async ({ res, method, path, query, headers, deps }) => {
   if (method !== 'GET') return false;
   if (path === '/admin/logs/search') {
-    sendJsonText(res, 200, `{"calls":${await deps.store.reads.runJson('searchCalls', searchFromQuery(query, 200))}}`, headers);
+    sendJson(res, 200, { calls: await deps.store.calls.searchCalls(searchFromQuery(query, 200)) }, headers);
     return true;
   }
   if (path === '/admin/logs.csv') {
-    const csv = await deps.store.reads.run('searchCsv', searchFromQuery(query, 10_000));
+    const csv = callsToCsv(await deps.store.calls.searchCalls(searchFromQuery(query, 10_000)));
     res.writeHead(200, {
       ...headers,
       'content-type': 'text/csv; charset=utf-8',
@@ -55,7 +55,7 @@ export const adminLogRoutes: AdminRoute = async ({ res, method, path, query, hea
   }
   if (path === '/admin/usage/stacked') {
     const since = timeParam(query, 'since');
-    sendJsonText(res, 200, await deps.store.reads.runJson('stackedUsage', since), headers);
+    sendJson(res, 200, { rows: await deps.store.calls.spendByDayAndModel(since), unpriced_by_key: await deps.store.calls.unpricedByKey(since) }, headers);
     return true;
   }
   return false;

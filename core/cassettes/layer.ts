@@ -125,7 +125,8 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
         res.setHeader('connection', 'close');
         throw shuttingDown();
       }
-      release = admitReplay(ctx, canonical.model, record.model);
+      const admitted = admitReplay(ctx, canonical.model, record.model);
+      release = admitted instanceof Promise ? await admitted : admitted;
       if (hit.chunks === undefined) record.responseBody = interactionBody(hit).toString('utf8');
       const complete = await writeReplay(res, hit, { ...ctx.baseHeaders, 'x-request-id': call.requestId }, ctx.abort.signal);
       if (!complete) {
@@ -168,7 +169,8 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     if (!gatewayWide && !someKeyHasCassette()) return handler(req);
     let key: StoredKey;
     try {
-      key = authenticate(req, deps.live);
+      const k = authenticate(req, deps.live);
+      key = k instanceof Promise ? await k : k;
     } catch {
       return handler(req);
     }

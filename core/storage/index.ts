@@ -1,6 +1,7 @@
 /**
- * The storage layer as one object: the SQLite connection, the config repositories and the audit
- * writer. The server and the CLI each open their own Store on the same file.
+ * The one-machine implementation of `GatewayState`: one SQLite file with the config repositories, the
+ * audit writer and its queries, every answer synchronous. The server and the CLI each open their own
+ * Store on the same file; a change made by one reaches the other through the polled config version.
  */
 import { dataPaths, ensureDataHome, type DataPaths } from '../home.ts';
 import { AliasesRepo } from './aliases-repo.ts';
@@ -12,6 +13,8 @@ import { KeysRepo } from './keys-repo.ts';
 import { PricesRepo } from './prices-repo.ts';
 import { ProvidersRepo } from './providers-repo.ts';
 import { ReadRunner } from './read-runner.ts';
+import { SqliteCallQueries } from './sqlite-calls.ts';
+import type { ConfigSnapshot, GatewayState } from '../state/gateway-state.ts';
 
 export interface StoreOptions {
   audit?: AuditWriterOptions;
@@ -21,12 +24,16 @@ export interface StoreOptions {
   readThread?: boolean;
 }
 
-export class Store {
+export class Store implements GatewayState {
+  readonly kind = 'sqlite' as const;
+  readonly location: string;
+  /** The connection itself: for the storage layer and tests only; the gateway goes through the methods. */
   readonly db: Database;
   readonly keys: KeysRepo;
   readonly providers: ProvidersRepo;
   readonly aliases: AliasesRepo;
   readonly prices: PricesRepo;
+  readonly calls: SqliteCallQueries;
   /** Starts no timer until the first row is recorded, so opening a Store from the CLI costs nothing. */
   readonly audit: AuditSink;
   /** The dashboards' heavier reads, off the request thread when `readThread` is set. */
@@ -35,11 +42,14 @@ export class Store {
 
   constructor(db: Database, options: StoreOptions = {}, file?: string) {
     this.db = db;
+    this.location = file ?? db.name;
+    const threaded = options.readThread === true && file !== undefined;
+    this.reads = new ReadRunner(db, threaded ? file : null);
+    this.calls = new SqliteCallQueries(db, threaded ? this.reads : null);
     this.keys = new KeysRepo(db);
     this.providers = new ProvidersRepo(db);
     this.aliases = new AliasesRepo(db);
     this.prices = new PricesRepo(db);
-    this.reads = new ReadRunner(db, options.readThread && file ? file : null);
     this.audit = options.auditThread && file ? new ThreadedAuditWriter(db, file, options.audit) : new AuditWriter(db, options.audit);
   }
 
@@ -59,6 +69,39 @@ export class Store {
 
   configVersion(): number {
     return readConfigVersion(this.db);
+  }
+
+  /** One read transaction, so the keys, providers and aliases all come from the same version. */
+  snapshot(): ConfigSnapshot {
+    return this.db.transaction(() => ({
+      version: readConfigVersion(this.db),
+      keys: this.keys.list({ includeDeleted: true }),
+      providers: this.providers.list(),
+      served: this.providers.allServedModels(),
+      aliases: this.aliases.list(),
+      prices: this.prices.list(),
+    }))();
+  }
+
+  /** SQLite has no push: the version is polled (a cached one-row read), `pollMs` apart. */
+  watchConfig(fn: () => void, pollMs: number): () => void {
+    let seen = this.configVersion();
+    const timer = setInterval(() => {
+      if (this.closed) return;
+      const v = this.configVersion();
+      if (v !== seen) {
+        seen = v;
+        fn();
+      }
+    }, pollMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /** Waits for the audit writer without blocking this thread (the writer may be on its own). */
+  async drainAudit(): Promise<void> {
+    if (this.audit.flushAsync) await this.audit.flushAsync();
+    else this.audit.flush();
   }
 
   /** Writes queued audit rows, then closes the connection. Safe to call twice. */

@@ -12,6 +12,8 @@ import type { LogSearch } from './log-search.ts';
 export const READ_QUERIES = {
   usageSummary: (db: Database, options: UsageSummaryOptions) => usageSummary(db, options),
   stackedUsage: (db: Database, since: number | undefined) => ({ rows: spendByDayAndModel(db, since), unpriced_by_key: unpricedByKey(db, since) }),
+  spendByDayAndModel: (db: Database, since: number | undefined) => spendByDayAndModel(db, since),
+  unpricedByKey: (db: Database, since: number | undefined) => unpricedByKey(db, since),
   providerStats: (db: Database, range: { since: number; until: number; buckets: number }) => providerStats(db, range),
   searchCalls: (db: Database, search: LogSearch) => searchCalls(db, search),
   searchCsv: (db: Database, search: LogSearch) => callsToCsv(searchCalls(db, search)),

@@ -15,10 +15,10 @@ export interface AuditSink {
   record(row: CallRow): void;
   onRow(listener: CallRowListener): () => void;
   flush(): number;
-  /** As `flush`, without blocking this thread while the writer works (the admin API's polls use it). */
-  flushAsync(): Promise<number>;
-  /** Applies retention (rows, bytes, age) now, on the writer's thread; does not wait for it. */
-  enforceRetention(): void;
+  /** As `flush`, without blocking this thread while the writer works (SQLite writers; the admin API's polls use it). */
+  flushAsync?(): Promise<number>;
+  /** Applies retention (rows, bytes, age) now, on the writer's thread; does not wait for it (SQLite writers). */
+  enforceRetention?(): void;
   close(): void;
   stats(): AuditWriterStats;
 }

@@ -19,6 +19,7 @@ import type { FakeUpstream } from '../fakes/fault.ts';
 import { REPO_ROOT } from '../support/cli.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const CLAUDE = path.join(REPO_ROOT, 'test', 'agents', 'node_modules', '.bin', 'claude');
 const MARKER = 'gateway-roundtrip-42';
@@ -110,7 +111,7 @@ describe('Claude Code through the gateway', () => {
     const turn2 = toolResultTurn(anthropic, (b) => JSON.stringify(b.messages).includes('"tool_result"'));
     expect(JSON.stringify(turn2?.body)).toContain(MARKER);
     t.flush();
-    const rows = t.gw.deps.store.db.prepare("SELECT status, user_agent, session_id, provider FROM calls WHERE endpoint = '/v1/messages' AND provider = 'claude'").all() as Array<{ status: number; user_agent: string; session_id: string | null }>;
+    const rows = dbOf(t.gw).prepare("SELECT status, user_agent, session_id, provider FROM calls WHERE endpoint = '/v1/messages' AND provider = 'claude'").all() as Array<{ status: number; user_agent: string; session_id: string | null }>;
     expect(rows.length).toBeGreaterThanOrEqual(2);
     expect(rows.every((x) => x.status === 200 && /claude-cli/.test(x.user_agent) && typeof x.session_id === 'string')).toBe(true);
   }, 200_000);

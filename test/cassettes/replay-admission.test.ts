@@ -16,6 +16,7 @@ import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
 import type { NewKey } from '../../core/storage/keys-repo.ts';
 import { tempDir } from './rig.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const SECRET = 'sk-replay-admission-upstream-0123456789';
 const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'tell me about admission' }], max_tokens: 20 };
@@ -93,14 +94,14 @@ describe('admission of a replay', () => {
   });
 
   it('is free: cost 0 on its row, marked replayed, the recorded cost in its header, nothing spent', async () => {
-    const keyId = t.gw.deps.store.keys.list().find((k) => k.name === 'ci')!.id;
-    const before = spendForKey(t.gw.deps.store.db, keyId);
+    const keyId = (await t.gw.deps.store.keys.list()).find((k) => k.name === 'ci')!.id;
+    const before = spendForKey(dbOf(t.gw), keyId);
     const { response } = await t.client().chat.completions.create(CHAT).withResponse();
     expect(response.headers.get('x-gateway-replayed')).toBe('true');
     expect(Number(response.headers.get('x-gateway-cost-usd'))).toBeCloseTo(recordedCost, 12);
     const row = await auditRow(t, response.headers.get('x-request-id'));
     expect(row).toMatchObject({ replayed: true, status: 200, pricing: 'priced', keyName: 'ci', costUsd: 0 });
-    expect(spendForKey(t.gw.deps.store.db, keyId)).toBe(before);
+    expect(spendForKey(dbOf(t.gw), keyId)).toBe(before);
     expect(watch.requests).toHaveLength(0);
   });
 

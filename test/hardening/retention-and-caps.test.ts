@@ -134,7 +134,7 @@ describe('retention without any new call', () => {
     setup.close();
     const store = Store.open(home, { auditThread: true, audit: { retention: { maxAgeMs: 10 * day + 1000, maxRows: 5 } } });
     try {
-      store.audit.enforceRetention();
+      store.audit.enforceRetention?.();
       store.audit.flush();
       const rows = store.db.prepare('SELECT time FROM calls ORDER BY time DESC').all() as Array<{ time: number }>;
       expect(rows.length).toBeLessThanOrEqual(5);

@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dataPaths } from '../../core/home.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 let t: TestGateway;
 let dbFile: string;
@@ -25,7 +26,7 @@ afterAll(async () => {
 describe('runtime storage failures', () => {
   it('a full disk: the admin API answers 503 database_full naming the file, and logs it', async () => {
     const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
-    const db = t.gw.deps.store.db;
+    const db = dbOf(t.gw);
     const pages = db.pragma('page_count', { simple: true }) as number;
     db.pragma(`max_page_count = ${pages}`);
     try {

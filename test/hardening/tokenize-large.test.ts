@@ -57,7 +57,7 @@ describe('tokenising a 45 MB prompt', () => {
     tokenizerEvents.on('start', onStart);
     tokenizerEvents.on('end', onEnd);
 
-    const small = t.client({ apiKey: t.keys.small });
+    const small = t.client({ apiKey: t.keys.small, timeout: 110_000 });
     let done = false;
     const smallCalls = (async () => {
       let n = 0;

@@ -16,6 +16,7 @@ import { unpricedByKey } from '../../core/storage/log-search.ts';
 import { auditRow } from '../support/call-checks.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 let t: TestGateway;
 let claude: FakeUpstream;
@@ -163,9 +164,9 @@ describe('pass-through to an Anthropic upstream', () => {
     expect(b).toMatchObject({ endpoint: '/v1/messages/count_tokens', status: 200, costUsd: 0 });
     expect(b.pricing).not.toBe('unpriced');
     t.flush();
-    const unpriced = t.gw.deps.store.db.prepare("SELECT COUNT(*) AS n FROM calls WHERE endpoint = '/v1/messages/count_tokens' AND pricing = 'unpriced'").get() as { n: number };
+    const unpriced = dbOf(t.gw).prepare("SELECT COUNT(*) AS n FROM calls WHERE endpoint = '/v1/messages/count_tokens' AND pricing = 'unpriced'").get() as { n: number };
     expect(unpriced.n).toBe(0);
-    expect(unpricedByKey(t.gw.deps.store.db, 0)).toEqual([]);
+    expect(unpricedByKey(dbOf(t.gw), 0)).toEqual([]);
   });
 });
 

@@ -23,6 +23,7 @@ import { startGeminiUpstream } from '../fakes/gemini-upstream.ts';
 import { auditRow } from '../support/call-checks.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const codexBin = path.join(root, 'test/agents/node_modules/.bin/codex');
@@ -158,7 +159,7 @@ describe.skipIf(installError !== null)('codex exec through the gateway', () => {
     expect(toolOutputText(last)).toContain(NOTE);
     record('native', sent.map((r) => r.body));
     t.flush();
-    const rows = t.gw.deps.store.db.prepare("SELECT id FROM calls WHERE endpoint = '/v1/responses' AND provider = 'oa'").all() as Array<{ id: string }>;
+    const rows = dbOf(t.gw).prepare("SELECT id FROM calls WHERE endpoint = '/v1/responses' AND provider = 'oa'").all() as Array<{ id: string }>;
     const row = await auditRow(t, rows.at(-1)?.id);
     expect(row.status).toBe(200);
     expect(row.inputTokens).toBeGreaterThan(0);
