@@ -3,11 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { GatewayError, internalError } from '../errors.ts';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  sendJsonText(res, status, JSON.stringify(body), headers);
-}
-
-/** A body already serialised (e.g. by the read thread, so this thread does not stringify large results). */
-export function sendJsonText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

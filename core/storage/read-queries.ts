@@ -6,17 +6,15 @@
 import { usageSummary } from './audit-queries.ts';
 import type { UsageSummaryOptions } from './audit-queries.ts';
 import type { Database } from './db.ts';
-import { callsToCsv, providerStats, searchCalls, spendByDayAndModel, unpricedByKey } from './log-search.ts';
+import { providerStats, searchCalls, spendByDayAndModel, unpricedByKey } from './log-search.ts';
 import type { LogSearch } from './log-search.ts';
 
 export const READ_QUERIES = {
   usageSummary: (db: Database, options: UsageSummaryOptions) => usageSummary(db, options),
-  stackedUsage: (db: Database, since: number | undefined) => ({ rows: spendByDayAndModel(db, since), unpriced_by_key: unpricedByKey(db, since) }),
   spendByDayAndModel: (db: Database, since: number | undefined) => spendByDayAndModel(db, since),
   unpricedByKey: (db: Database, since: number | undefined) => unpricedByKey(db, since),
   providerStats: (db: Database, range: { since: number; until: number; buckets: number }) => providerStats(db, range),
   searchCalls: (db: Database, search: LogSearch) => searchCalls(db, search),
-  searchCsv: (db: Database, search: LogSearch) => callsToCsv(searchCalls(db, search)),
 };
 
 export type ReadQueryName = keyof typeof READ_QUERIES;
@@ -27,8 +25,6 @@ export interface ReadRequest {
   id: number;
   name: ReadQueryName;
   arg: unknown;
-  /** Answer the result as JSON text, serialised on the read thread. */
-  json?: boolean;
 }
 
 export type ReadReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; name: string; message: string; code?: string };
@@ -38,8 +34,7 @@ export function runReadQuery(db: Database, request: ReadRequest): ReadReply {
   try {
     const query = READ_QUERIES[request.name] as (db: Database, arg: unknown) => unknown;
     if (typeof query !== 'function') throw new Error(`unknown read query "${String(request.name)}"`);
-    const value = query(db, request.arg);
-    return { id: request.id, ok: true, value: request.json ? JSON.stringify(value) : value };
+    return { id: request.id, ok: true, value: query(db, request.arg) };
   } catch (error) {
     const e = error instanceof Error ? error : new Error(String(error));
     const code = (e as { code?: unknown }).code;

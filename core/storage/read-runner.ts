@@ -1,6 +1,6 @@
 /**
  * Runs the dashboards' heavier reads (read-queries.ts) on a worker thread with its own connection, so
- * `/admin/logs/search`, the CSV export, provider statistics and usage summaries never block the request
+ * log search (and its CSV), provider statistics and usage summaries (through `SqliteCallQueries`) never block the request
  * thread, whatever the size of the audit trail. The worker starts on the first read. Without a file
  * (an in-memory database) or when the worker cannot run, reads run on the caller's connection.
  */
@@ -34,11 +34,6 @@ export class ReadRunner {
 
   run<N extends ReadQueryName>(name: N, arg: ReadQueryArg<N>): Promise<ReadQueryResult<N>> {
     return this.send({ id: ++this.nextId, name, arg }) as Promise<ReadQueryResult<N>>;
-  }
-
-  /** The result as JSON text, serialised on the read thread: large answers cost this thread one string. */
-  runJson<N extends ReadQueryName>(name: N, arg: ReadQueryArg<N>): Promise<string> {
-    return this.send({ id: ++this.nextId, name, arg, json: true }) as Promise<string>;
   }
 
   private send(request: ReadRequest): Promise<unknown> {
