@@ -34,9 +34,18 @@ export async function writeReplay(res: ServerResponse, i: Interaction, extra: Re
     if (res.destroyed || signal?.aborted) return false;
     // A turn of the event loop between writes so each chunk leaves as its own write, not one coalesced blob.
     if (!res.write(chunkBytes(c))) {
+      // A stopping gateway cuts a replay whose client is not reading: waiting for 'drain' alone would hold
+      // the call (and its audit row) past the store's close.
       await new Promise<void>((resolve) => {
-        res.once('drain', resolve);
-        res.once('close', resolve);
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+        signal?.addEventListener('abort', done, { once: true });
       });
     }
     await new Promise<void>((resolve) => setImmediate(resolve));
