@@ -8,6 +8,14 @@ import module from 'node:module';
 import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+// `gateway start`: from the first line, a stop signal is remembered instead of killing the process (the
+// CLI takes a while to load); cli/stop-signals.ts takes these over (same Symbol.for slot).
+if (process.argv[2] === 'start') {
+  const early = { received: 0, handler: () => early.received++, signals: ['SIGINT', 'SIGTERM', 'SIGHUP'] };
+  for (const sig of early.signals) process.on(sig, early.handler);
+  globalThis[Symbol.for('gateway.earlyStopSignals')] = early;
+}
+
 // undici 8 needs 22.19; the checkout's TypeScript sources need type stripping (unflagged since 22.18).
 const MIN = [22, 19];
 const source = fileURLToPath(new URL('../cli/main.ts', import.meta.url));

@@ -192,7 +192,11 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
           return r;
         });
 
+  // At start and hourly (an idle gateway writes nothing to trigger it). SQLite: on the audit thread, since
+  // deleting a backlog of old rows at 1M calls would hold the request thread for seconds; a team store
+  // purges in PostgreSQL.
   const retention = (rowsToo = false) => {
+    if (store.audit.enforceRetention) return void store.audit.enforceRetention();
     try {
       const purged = store.calls.purgeCalls({ olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: rowsToo ? settings.audit.maxRows : undefined });
       if (purged instanceof Promise) purged.catch(() => undefined);

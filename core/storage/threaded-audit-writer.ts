@@ -15,11 +15,19 @@ export interface AuditSink {
   record(row: CallRow): void;
   onRow(listener: CallRowListener): () => void;
   flush(): number;
+  /** As `flush`, without blocking this thread while the writer works (SQLite writers; the admin API's polls use it). */
+  flushAsync?(): Promise<number>;
+  /** Applies retention (rows, bytes, age) now, on the writer's thread; does not wait for it (SQLite writers). */
+  enforceRetention?(): void;
   close(): void;
   stats(): AuditWriterStats;
 }
 
 const FLUSH_WAIT_MS = 10_000;
+
+// Atomics.waitAsync is in Node 22+ but in TypeScript's ES2024 library, beyond this project's ES2023.
+type WaitAsyncResult = { async: false; value: string } | { async: true; value: Promise<string> };
+const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): WaitAsyncResult }).waitAsync;
 const threadFile = new URL(`./audit-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 export class ThreadedAuditWriter implements AuditSink {
@@ -94,6 +102,28 @@ export class ThreadedAuditWriter implements AuditSink {
     const before = this.written();
     this.send({ type: 'flush', seq: ++this.seq });
     this.waitFor(this.seq);
+    return this.written() - before;
+  }
+
+  enforceRetention(): void {
+    if (this.closed) return;
+    if (this.fallback) this.fallback.enforceRetention();
+    else this.send({ type: 'retention' });
+  }
+
+  async flushAsync(): Promise<number> {
+    if (this.fallback || this.closed) return this.flush();
+    const before = this.written();
+    this.send({ type: 'flush', seq: ++this.seq });
+    const seq = this.seq;
+    const flag = new Int32Array(this.done);
+    const deadline = Date.now() + FLUSH_WAIT_MS;
+    for (let cur = Atomics.load(flag, 0); cur < seq; cur = Atomics.load(flag, 0)) {
+      const left = deadline - Date.now();
+      if (left <= 0 || this.fallback) break;
+      const wait = waitAsync(flag, 0, cur, Math.min(left, 100));
+      if (wait.async) await wait.value;
+    }
     return this.written() - before;
   }
 
