@@ -8,6 +8,18 @@ import module from 'node:module';
 import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+/**
+ * glibc's malloc settings for the long-running server, read by the C library when a process starts (the
+ * `./gateway` launcher exports the same). With one malloc arena per thread (the default allows 8 per core), the
+ * native memory of a load (sockets, HTTP parsers, buffers) stays scattered over arenas that are never given
+ * back. A value the user set wins.
+ */
+const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
+
+// First of all, before any signal is caught: re-running in place resets the handlers, and a stop signal
+// caught by this image would be lost to the next one.
+if (process.argv[2] === 'start') runWithServerMemorySettings();
+
 // `gateway start`: from the first line, a stop signal is remembered instead of killing the process (the
 // CLI takes a while to load); cli/stop-signals.ts takes these over (same Symbol.for slot).
 if (process.argv[2] === 'start') {
@@ -22,14 +34,6 @@ const source = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
 const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 // A checkout has the sources; an installed package ships dist/ only (Node refuses to strip types under node_modules).
 const inCheckout = existsSync(source) && !/[\\/]node_modules[\\/]/.test(source);
-
-/**
- * glibc's malloc settings for the long-running server, read by the C library when a process starts (the
- * `./gateway` launcher exports the same). With one malloc arena per thread (the default allows 8 per core), the
- * native memory of a load (sockets, HTTP parsers, buffers) stays scattered over arenas that are never given
- * back. A value the user set wins.
- */
-const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
@@ -58,7 +62,6 @@ if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
     process.stderr.write(`gateway: ${entry} is missing: this copy of the package has no compiled JavaScript. Run \`npm run build\` in it, or reinstall it.\n`);
     process.exit(1);
   }
-  if (process.argv[2] === 'start') runWithServerMemorySettings();
   enableCompileCache();
   const { main } = await import(pathToFileURL(entry).href);
   await main(process.argv);

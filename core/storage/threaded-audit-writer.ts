@@ -108,11 +108,17 @@ export class ThreadedAuditWriter implements AuditSink {
   enforceRetention(): void {
     if (this.closed) return;
     if (this.fallback) this.fallback.enforceRetention();
-    else this.send({ type: 'retention' });
+    else {
+      // Retention is work of its own (a start over a full table has rows to purge): it starts the thread.
+      this.thread();
+      this.send({ type: 'retention' });
+    }
   }
 
   async flushAsync(): Promise<number> {
     if (this.fallback || this.closed) return this.flush();
+    // No thread yet means nothing was recorded: waiting on it would only time out.
+    if (this.idle) return 0;
     const before = this.written();
     this.send({ type: 'flush', seq: ++this.seq });
     const seq = this.seq;
