@@ -5,6 +5,7 @@ import { KeychainUnavailableError } from '../core/secrets/secret-store.ts';
 import { TeamConfigError } from '../core/state/team-urls.ts';
 import { CliError } from './cli-error.ts';
 import { packageVersion } from './package-info.ts';
+import { registerAdminTokens } from './commands/admin-tokens.ts';
 import { registerAliases } from './commands/aliases.ts';
 import { registerCassettes } from './commands/cassettes.ts';
 import { registerEnv } from './commands/env.ts';
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerUi(program);
   registerCassettes(program);
+  registerAdminTokens(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();
