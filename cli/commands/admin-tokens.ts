@@ -43,8 +43,11 @@ export function registerAdminTokens(program: Command): void {
       await withStore(async (store) => {
         const list = await store.adminTokens.list({ includeRevoked: opts.all === true });
         if (opts.json) return printJson(list.map(tokenJson));
-        if (list.length === 0) return note('No admin tokens: `gateway admin-tokens create --name NAME`. The data home\'s admin-token file always works.');
-        table(['name', 'prefix', 'created', 'revoked'], list.map((t) => [t.name, `${t.prefix}…`, iso(t.createdAt), iso(t.revokedAt)]));
+        if (list.length === 0) return note("No admin tokens: `gateway admin-tokens create --name NAME`. The data home's admin-token file always works.");
+        table(
+          ['name', 'prefix', 'created', 'revoked'],
+          list.map((t) => [t.name, `${t.prefix}…`, iso(t.createdAt), iso(t.revokedAt)]),
+        );
       });
     });
 

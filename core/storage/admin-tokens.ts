@@ -35,7 +35,7 @@ export interface AdminTokenRow {
 
 export const generateAdminToken = (): string => `${ADMIN_TOKEN_PREFIX}${randomBase62(40)}`;
 export const hashAdminToken = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
-export const looksLikeAdminToken = (s: string | null): s is string => s !== null && s.startsWith(ADMIN_TOKEN_PREFIX) && s.length > ADMIN_TOKEN_PREFIX.length + 20;
+export const looksLikeAdminToken = (s: string | null): s is string => s?.startsWith(ADMIN_TOKEN_PREFIX) === true && s.length > ADMIN_TOKEN_PREFIX.length + 20;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 

@@ -32,10 +32,14 @@ export const teamScenario: Scenario = {
       cpu: ctx.clientCpu,
       args: [
         path.join(BENCH_DIR, 'team.ts'),
-        '--calls', String(calls),
-        '--concurrency', String(ctx.cfg.concurrency),
-        '--upstream', `${ctx.upBase}/v1`,
-        '--json', jsonFile,
+        '--calls',
+        String(calls),
+        '--concurrency',
+        String(ctx.cfg.concurrency),
+        '--upstream',
+        `${ctx.upBase}/v1`,
+        '--json',
+        jsonFile,
         ...(ctx.serverCpu === null ? [] : ['--cpu', String(ctx.serverCpu)]),
       ],
     });

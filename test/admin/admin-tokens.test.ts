@@ -17,19 +17,23 @@ describe('admin tokens per person (SQLite)', () => {
     cleanup();
   });
 
-  it('are shown once, stored hashed, honoured, named in admin actions and revocable', async () => {
-    await adminTokensContract({
-      flags: [],
-      cliHome: home,
-      gateways: [gw],
-      storedRows: async () => {
-        const store = Store.open(home);
-        try {
-          return store.db.prepare('SELECT * FROM admin_tokens').all() as Array<Record<string, unknown>>;
-        } finally {
-          store.close();
-        }
-      },
-    });
-  }, CLI_TEST_TIMEOUT_MS * 3);
+  it(
+    'are shown once, stored hashed, honoured, named in admin actions and revocable',
+    async () => {
+      await adminTokensContract({
+        flags: [],
+        cliHome: home,
+        gateways: [gw],
+        storedRows: async () => {
+          const store = Store.open(home);
+          try {
+            return store.db.prepare('SELECT * FROM admin_tokens').all() as Array<Record<string, unknown>>;
+          } finally {
+            store.close();
+          }
+        },
+      });
+    },
+    CLI_TEST_TIMEOUT_MS * 3,
+  );
 });

@@ -53,7 +53,10 @@ export async function adminTokensContract(s: ContractSetup): Promise<void> {
   const listed = await cli(['admin-tokens', 'list', '--json']);
   expect(listed.code).toBe(0);
   expect(listed.stdout).not.toContain(alice);
-  expect((JSON.parse(listed.stdout) as Array<{ name: string; prefix: string; revoked_at: string | null }>).map((t) => [t.name, t.revoked_at])).toEqual([['alice', null], ['bob', null]]);
+  expect((JSON.parse(listed.stdout) as Array<{ name: string; prefix: string; revoked_at: string | null }>).map((t) => [t.name, t.revoked_at])).toEqual([
+    ['alice', null],
+    ['bob', null],
+  ]);
 
   // Every instance honours it; a made-up token of the same shape is refused.
   const actions: AdminAction[] = [];
@@ -77,13 +80,19 @@ export async function adminTokensContract(s: ContractSetup): Promise<void> {
   await byFile.json();
   // A dashboard session opened with bob's token acts as bob.
   const code = (await (await adminFetch(s.gateways[0], bob, 'POST', '/admin/login-codes')).json()) as { code: string };
-  const session = (await (await fetch(`${s.gateways[0].url}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: code.code }) })).json()) as { token: string };
+  const session = (await (
+    await fetch(`${s.gateways[0].url}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: code.code }) })
+  ).json()) as { token: string };
   const bySession = await adminFetch(s.gateways[0], session.token, 'POST', '/admin/keys', { name: 'made-by-bob' });
   expect(bySession.status).toBe(201);
   await bySession.json();
   await expect.poll(() => actions.filter((a) => a.path === '/admin/keys').length).toBe(3);
   const keyActions = actions.filter((a) => a.path === '/admin/keys').map((a) => [a.holder, a.method, a.status]);
-  expect(keyActions).toEqual([['alice', 'POST', 201], ['admin-token', 'POST', 201], ['bob', 'POST', 201]]);
+  expect(keyActions).toEqual([
+    ['alice', 'POST', 201],
+    ['admin-token', 'POST', 201],
+    ['bob', 'POST', 201],
+  ]);
   expect(actions.map((a) => a.holder)).toContain('bob'); // the login-code request itself
   for (const a of actions) {
     const line = adminActionLine(a);

@@ -40,20 +40,24 @@ describe.skipIf(!run)('admin tokens per person (PostgreSQL + Redis, two instance
     for (const h of homes) rmSync(h, { recursive: true, force: true });
   }, 60_000);
 
-  it('are shown once, stored hashed, honoured by every instance, named in admin actions and revocable', async () => {
-    await adminTokensContract({
-      flags: ['--database', database, '--redis', redisServer.url],
-      cliHome: home(),
-      gateways: gws,
-      storedRows: async () => {
-        const c = new pg.Client({ connectionString: database });
-        await c.connect();
-        try {
-          return (await c.query<Record<string, unknown>>('SELECT * FROM admin_tokens')).rows;
-        } finally {
-          await c.end();
-        }
-      },
-    });
-  }, CLI_TEST_TIMEOUT_MS * 3);
+  it(
+    'are shown once, stored hashed, honoured by every instance, named in admin actions and revocable',
+    async () => {
+      await adminTokensContract({
+        flags: ['--database', database, '--redis', redisServer.url],
+        cliHome: home(),
+        gateways: gws,
+        storedRows: async () => {
+          const c = new pg.Client({ connectionString: database });
+          await c.connect();
+          try {
+            return (await c.query<Record<string, unknown>>('SELECT * FROM admin_tokens')).rows;
+          } finally {
+            await c.end();
+          }
+        },
+      });
+    },
+    CLI_TEST_TIMEOUT_MS * 3,
+  );
 });
