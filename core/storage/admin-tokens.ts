@@ -44,6 +44,8 @@ export function checkAdminName(name: unknown): string {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new StorageError('invalid_input', 'an admin token name is 1-64 letters, digits, ".", "_", "@" or "-", starting with a letter or digit');
   }
+  // Log lines call whoever used the data home's file `admin-token`: a person may not take that name.
+  if (name === 'admin-token') throw new StorageError('invalid_input', 'the name "admin-token" stands for the data home\'s admin-token file in log lines; pick another');
   return name;
 }
 

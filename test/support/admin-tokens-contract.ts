@@ -43,6 +43,7 @@ export async function adminTokensContract(s: ContractSetup): Promise<void> {
   expect(again.code).toBe(1);
   expect(again.stderr).toContain('already exists');
   expect((await cli(['admin-tokens', 'create', '--name', 'no spaces'])).code).toBe(2);
+  expect((await cli(['admin-tokens', 'create', '--name', 'admin-token'])).code).toBe(1);
 
   // Hashed: the store holds the SHA-256 and a display prefix, never the token.
   const rows = await s.storedRows();
