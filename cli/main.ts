@@ -5,22 +5,35 @@ import { KeychainUnavailableError } from '../core/secrets/secret-store.ts';
 import { TeamConfigError } from '../core/state/team-urls.ts';
 import { CliError } from './cli-error.ts';
 import { packageVersion } from './package-info.ts';
-import { registerAdminTokens } from './commands/admin-tokens.ts';
-import { registerAliases } from './commands/aliases.ts';
-import { registerCassettes } from './commands/cassettes.ts';
-import { registerEnv } from './commands/env.ts';
-import { registerInit } from './commands/init.ts';
-import { registerKeys } from './commands/keys.ts';
-import { registerLogs } from './commands/logs.ts';
-import { registerPrices } from './commands/prices.ts';
-import { registerProviders } from './commands/providers.ts';
-import { registerRun } from './commands/run.ts';
-import { registerStart } from './commands/start.ts';
-import { registerTop } from './commands/top.ts';
-import { registerUi } from './commands/ui.ts';
-import { registerUsage } from './commands/usage.ts';
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Every command, in the order `--help` lists them, loaded on demand: a `gateway start` loads the server and
+ * what it prints, not the other twelve commands' modules (and `keys list` does not load the server's).
+ */
+const COMMANDS: Array<[name: string, load: () => Promise<Register>]> = [
+  ['start', async () => (await import('./commands/start.ts')).registerStart],
+  ['init', async () => (await import('./commands/init.ts')).registerInit],
+  ['providers', async () => (await import('./commands/providers.ts')).registerProviders],
+  ['aliases', async () => (await import('./commands/aliases.ts')).registerAliases],
+  ['keys', async () => (await import('./commands/keys.ts')).registerKeys],
+  ['prices', async () => (await import('./commands/prices.ts')).registerPrices],
+  ['usage', async () => (await import('./commands/usage.ts')).registerUsage],
+  ['logs', async () => (await import('./commands/logs.ts')).registerLogs],
+  ['env', async () => (await import('./commands/env.ts')).registerEnv],
+  ['top', async () => (await import('./commands/top.ts')).registerTop],
+  ['run', async () => (await import('./commands/run.ts')).registerRun],
+  ['ui', async () => (await import('./commands/ui.ts')).registerUi],
+  ['cassettes', async () => (await import('./commands/cassettes.ts')).registerCassettes],
+  ['admin-tokens', async () => (await import('./commands/admin-tokens.ts')).registerAdminTokens],
+];
+
+/**
+ * The program with every command, or only `argv`'s command when it names one: the rest cannot run, and help,
+ * version and unknown-command suggestions (which need them all) come with an option or an unknown name.
+ */
+export async function buildProgram(argv: string[] = []): Promise<Command> {
   const program = new Command('gateway')
     .description('A local LLM gateway: one OpenAI-compatible endpoint for every tool on this machine.')
     .version(packageVersion(), '-v, --version')
@@ -35,20 +48,9 @@ export function buildProgram(): Command {
       if (o.database) process.env.GATEWAY_DATABASE_URL = o.database;
       if (o.redis) process.env.GATEWAY_REDIS_URL = o.redis;
     });
-  registerStart(program);
-  registerInit(program);
-  registerProviders(program);
-  registerAliases(program);
-  registerKeys(program);
-  registerPrices(program);
-  registerUsage(program);
-  registerLogs(program);
-  registerEnv(program);
-  registerTop(program);
-  registerRun(program);
-  registerUi(program);
-  registerCassettes(program);
-  registerAdminTokens(program);
+  const named = COMMANDS.find(([name]) => name === argv[2]);
+  const wanted = named ? [named] : COMMANDS;
+  for (const register of await Promise.all(wanted.map(([, load]) => load()))) register(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();
@@ -57,7 +59,7 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv);
   } catch (err) {

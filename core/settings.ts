@@ -13,6 +13,8 @@ export const settingsSchema = z
     /** Browser origins allowed by CORS; empty means no CORS at all. */
     corsOrigins: z.array(z.string()).default([]),
     bodyLimitBytes: z.number().int().positive().default(50 * 1024 * 1024),
+    /** Concurrent client connections; a request on one over the cap gets 503 `too_many_connections` (connection-cap.ts). */
+    maxConnections: z.number().int().min(1).max(1_000_000).default(4096),
     /** How long a graceful stop lets calls in flight finish before it cuts them (each still gets its audit row). */
     shutdownGraceMs: z.number().int().min(0).default(30_000),
     timeouts: z

@@ -1,4 +1,5 @@
 /** `gateway start`: runs the gateway in the foreground until Ctrl-C (which flushes the audit log). */
+import module from 'node:module';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { cassetteModeFromFlags } from '../../core/cassettes/mode.ts';
@@ -12,6 +13,7 @@ import { acquireStartLock } from '../../core/start-lock.ts';
 import { storageErrorFor } from '../../core/storage/db.ts';
 import { gatewayKeyInVarMessage, holdsGatewayKey } from '../../core/upstream/provider-keys.ts';
 import { CliError, usageError } from '../cli-error.ts';
+import { catchStopSignals, onStopSignal, stopRequested } from '../stop-signals.ts';
 import { dataHome, note, out } from '../context.ts';
 import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
 import { offerInitOnFirstRun } from './init.ts';
@@ -54,11 +56,14 @@ export function registerStart(program: Command): void {
       const parsed = optsSchema.safeParse(raw);
       if (!parsed.success) throw usageError(`--${String(parsed.error.issues[0]?.path[0])}: ${parsed.error.issues[0]?.message}`);
       const o = parsed.data;
+      // A stop signal from here on ends the start cleanly (exit 0), whatever step it arrives in.
+      catchStopSignals();
       const home = ensureDataHome(dataHome());
       // Before anything else: a second start on this home names the first and changes nothing.
       const lock = acquireStartLock(home);
       process.once('exit', () => lock.release());
-      if (o.demo !== true) await offerInitOnFirstRun(home);
+      if (o.demo !== true && !stopRequested()) await offerInitOnFirstRun(home);
+      if (stopRequested()) return void note('Stopped before the gateway started.');
       let gw: RunningGateway;
       try {
         // Loaded here, not at the top: every other command would pay for the whole server's modules.
@@ -76,6 +81,12 @@ export function registerStart(program: Command): void {
         // A failed start may leave a worker thread or the demo upstream behind: it must end, never hang.
         setTimeout(() => process.exit(), 2_000).unref();
         throw storageErrorFor(err, dataPaths(home).db);
+      }
+      if (stopRequested()) {
+        // Signalled while starting: nothing can be in flight yet; close (flushing the store) and exit 0.
+        note('Stopping: a stop signal arrived while the gateway was starting.');
+        await gw.close();
+        return;
       }
       lock.listening(gw.port, gw.url);
       writeServerState(home, { url: gw.url, baseUrl: gw.baseUrl, pid: process.pid, startedAt: new Date().toISOString() });
@@ -130,6 +141,10 @@ export function registerStart(program: Command): void {
         gw.onAdminAction((action) => note(adminActionLine(action)));
       }
 
+      // Everything a start loads is loaded: write the compile cache now (Node would only at exit), so the next start
+      // uses it even if this one never exits cleanly.
+      module.flushCompileCache?.();
+
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = async () => {
@@ -151,7 +166,9 @@ export function registerStart(program: Command): void {
           });
         };
         requestStop = () => void stop();
-        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, now);
+        onStopSignal(now);
+        // A signal during the notes or the dashboard's start: stop now that stopping is possible.
+        if (stopRequested()) void stop();
       });
     });
 }

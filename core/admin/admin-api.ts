@@ -14,6 +14,7 @@ import type { GatewayDeps } from '../gateway/deps.ts';
 import { readJsonObject } from '../gateway/read-body.ts';
 import { sendError, sendJson } from '../gateway/respond.ts';
 import { tokenMatches } from '../gateway/admin-token.ts';
+import { storageFailure } from '../gateway/storage-failure.ts';
 import { keySummaries, providerSummaries, snapshot } from './snapshot.ts';
 import { checkProviders } from './provider-check.ts';
 import { adminKeyRoutes } from './admin-keys.ts';
@@ -135,6 +136,8 @@ export function createAdminHandler(
       }
       throw notFound(`Unknown admin path ${method} ${path}.`);
     } catch (err) {
+      const failure = storageFailure(err, deps.store.location);
+      if (failure) return void sendError(res, failure, headers);
       if (err instanceof StorageError) return void sendError(res, err.code.endsWith('_not_found') ? notFound(err.message) : badRequest(err.message, err.code), headers);
       sendError(res, err, headers);
     }

@@ -21,7 +21,6 @@ export interface DemoUpstream {
 }
 
 export async function startDemoUpstream(wordDelayMs = Number(process.env.GATEWAY_DEMO_DELAY_MS ?? 15)): Promise<DemoUpstream> {
-  await warmTokenizer().catch(() => undefined);
   const server = createServer((req, res) => {
     route(req, res, wordDelayMs).catch(() => res.destroy());
   });
@@ -49,6 +48,9 @@ async function route(req: IncomingMessage, res: ServerResponse, delay: number): 
   } catch {
     return json(res, 400, { error: { message: 'invalid JSON', type: 'invalid_request_error', param: null, code: 'invalid_json' } });
   }
+  // The tokenizer (~70 MiB, a third of a start's CPU) loads with the first call that counts tokens, not at start:
+  // a gateway that never serves the demo never pays for it.
+  await warmTokenizer().catch(() => undefined);
   if (req.method === 'POST' && url === '/v1/chat/completions') return chat(body, res, delay);
   if (req.method === 'POST' && url === '/v1/embeddings') return embeddings(body, res);
   return json(res, 404, { error: { message: `demo provider has no ${url}`, type: 'invalid_request_error', param: null, code: 'not_found' } });

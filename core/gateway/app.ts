@@ -31,6 +31,7 @@ import type { GatewayDeps } from './deps.ts';
 import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
 import { InflightCalls } from './inflight.ts';
+import { releaseMemoryWhenIdle } from './idle-memory.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
 import { poolSizes } from '../upstream/pool-sizes.ts';
@@ -182,6 +183,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     throw err;
   }
   live.startPolling(250);
+  const idleMemory = releaseMemoryWhenIdle({ busy: () => inflight.size > 0 });
 
   // A gateway replaying from a cassette contacts no provider, not even for their model lists.
   const discovery = opts.skipDiscovery || settings.cassettes?.mode === 'replay'
@@ -193,7 +195,11 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
           return r;
         });
 
+  // At start and hourly (an idle gateway writes nothing to trigger it). SQLite: on the audit thread, since
+  // deleting a backlog of old rows at 1M calls would hold the request thread for seconds; a team store
+  // purges in PostgreSQL.
   const retention = (rowsToo = false) => {
+    if (store.audit.enforceRetention) return void store.audit.enforceRetention();
     try {
       const purged = store.calls.purgeCalls({ olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: rowsToo ? settings.audit.maxRows : undefined });
       if (purged instanceof Promise) purged.catch(() => undefined);
@@ -236,6 +242,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
       if (closed) return;
       closed = true;
       clearInterval(retentionTimer);
+      idleMemory.stop();
       live.stop();
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -11,7 +11,8 @@ import type { CallContext, PassthroughBody } from '../providers/types.ts';
 import { toOpenAIUsage } from '../usage.ts';
 import type { Usage } from '../usage.ts';
 import { admit } from './admission.ts';
-import { countTokens, warmTokenizer } from './estimate.ts';
+import { admissionCountsPrompt, countTokensExact, promptTokenCounter } from './estimate.ts';
+import type { PromptCount } from './estimate.ts';
 import { passthroughRequestFor, respondPassthrough, runPassthrough, servingCandidates, tokenUsage } from './passthrough.ts';
 import type { RequestContext } from './request-context.ts';
 import { completionRequestSchema } from './schemas/completions.ts';
@@ -38,19 +39,29 @@ export function validateCompletionRequest(body: Record<string, unknown>): Comple
   return parsed;
 }
 
-/** Prompt tokens: strings are counted, token arrays are already tokens. */
-function promptTokens(prompt: unknown): number {
-  if (typeof prompt === 'string') return countTokens(prompt);
-  if (!Array.isArray(prompt)) return 0;
-  if (isTokenArray(prompt)) return prompt.length;
-  return prompt.reduce((n: number, x: unknown) => n + (typeof x === 'string' ? countTokens(x) : Array.isArray(x) ? x.length : 0), 0);
+/** A prompt's texts and its tokens given as token arrays (those are already tokens). */
+function promptParts(prompt: unknown): { texts: string[]; tokens: number } {
+  if (typeof prompt === 'string') return { texts: [prompt], tokens: 0 };
+  if (!Array.isArray(prompt)) return { texts: [], tokens: 0 };
+  if (isTokenArray(prompt)) return { texts: [], tokens: prompt.length };
+  const texts = prompt.filter((x): x is string => typeof x === 'string');
+  return { texts, tokens: prompt.reduce((n: number, x: unknown) => n + (Array.isArray(x) ? x.length : 0), 0) };
 }
 
-async function estimate(prompt: unknown, completionText: string): Promise<Usage> {
-  await warmTokenizer().catch(() => undefined);
+/** Prompt tokens for admission (see promptTokenCounter): counted lazily here, or ahead on the tokenizer worker when huge. */
+async function promptTokens(prompt: unknown, needed: boolean): Promise<PromptCount> {
+  const { texts, tokens } = promptParts(prompt);
+  const counter = await promptTokenCounter(texts, needed);
+  const count = (() => counter() + tokens) as PromptCount;
+  count.exact = async () => (await counter.exact()) + tokens;
+  return count;
+}
+
+async function estimate(prompt: PromptCount, completionText: string): Promise<Usage> {
+  const [input, output] = await Promise.all([prompt.exact(), countTokensExact(completionText)]);
   return {
-    inputTokens: promptTokens(prompt),
-    outputTokens: countTokens(completionText),
+    inputTokens: input,
+    outputTokens: output,
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
     reasoningTokens: 0,
@@ -108,18 +119,19 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
   // best_of generates (and bills) that many completions server-side, returning n of them.
   const n = Math.max(typeof body.n === 'number' && body.n > 0 ? body.n : 1, typeof body.best_of === 'number' && body.best_of > 0 ? body.best_of : 1);
   const prompts = Array.isArray(body.prompt) && !isTokenArray(body.prompt) ? body.prompt.length : 1;
+  const promptCount = await promptTokens(body.prompt, admissionCountsPrompt(ctx.key));
   if (body.stream === true) {
     await runCall(ctx, {
       frontEnd: completionsFrontEnd,
       request: completionCall(body, maxTokens, n * prompts),
-      promptTokens: () => promptTokens(body.prompt),
-      estimate: (text) => estimate(body.prompt, text),
+      promptTokens: promptCount,
+      estimate: (text) => estimate(promptCount, text),
       narrow: (admission) => servingCandidates(admission, '/completions', body.model),
       codecFor: (c) => chunkCodec(c, (callCtx) => passthroughRequestFor(c, '/completions', completionBody(body, callCtx), callCtx), completionText),
     });
     return;
   }
-  let admission = admit(ctx, body.model, { inputTokens: () => promptTokens(body.prompt), maxOutputTokens: maxTokens, n: n * prompts });
+  let admission = admit(ctx, body.model, { inputTokens: promptCount, maxOutputTokens: maxTokens, n: n * prompts });
   if (isPromise(admission)) admission = await admission;
   try {
     const serving = servingCandidates(admission, '/completions', body.model);
@@ -129,7 +141,7 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
       const json = success.value.json;
       usage = tokenUsage(json.usage);
       if (!usage) {
-        usage = await estimate(body.prompt, completionText(json));
+        usage = await estimate(promptCount, completionText(json));
         json.usage = toOpenAIUsage(usage);
       }
     }

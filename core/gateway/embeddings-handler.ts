@@ -12,7 +12,7 @@ import { runAttempts } from './attempts.ts';
 import type { AttemptOutcome } from './attempts.ts';
 import { priceUsage } from './call-record.ts';
 import { successHeaders } from './success-headers.ts';
-import { countTokens } from './estimate.ts';
+import { admissionCountsPrompt, countTokensExact, promptTokenCounter } from './estimate.ts';
 import type { RequestContext } from './request-context.ts';
 import { clientGone } from './request-context.ts';
 import { parseRequest } from './schemas/common.ts';
@@ -38,7 +38,7 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
   const { deps, record } = ctx;
   const { model, texts, format } = validate(raw);
   record.modelRequested = model;
-  let admission = admit(ctx, model, { inputTokens: texts.reduce((n, t) => n + countTokens(t), 0), maxOutputTokens: 0 });
+  let admission = admit(ctx, model, { inputTokens: await promptTokenCounter(texts, admissionCountsPrompt(ctx.key)), maxOutputTokens: 0 });
   if (isPromise(admission)) admission = await admission;
   try {
     const timeouts = timeoutsFor(deps, false);
@@ -72,7 +72,7 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
       if (format === 'base64' && Array.isArray(e)) item.embedding = toBase64(e as number[]);
       else if (format === 'float' && typeof e === 'string') item.embedding = fromBase64(e);
     }
-    const usage = value.usage ?? { inputTokens: texts.reduce((n, t) => n + countTokens(t), 0), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true };
+    const usage = value.usage ?? { inputTokens: await countTokensExact(texts), outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true };
     if (!value.usage) value.body.usage = { prompt_tokens: usage.inputTokens, total_tokens: usage.inputTokens };
     record.usage = usage;
     record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);

@@ -3,6 +3,7 @@
  * warmed at start) so the hot path never pays its import.
  */
 import type { Usage } from '../usage.ts';
+import { countTokensOffThread } from './tokenizer-pool.ts';
 
 type Encode = (text: string) => number[];
 let encodeFn: Encode | null = null;
@@ -16,8 +17,9 @@ export function warmTokenizer(): Promise<void> {
 }
 
 /**
- * Longer texts are estimated by length: tokenising 45 MB takes over a second of the event loop, and
- * other requests must not wait on an estimate (rows that use it are marked `estimated` anyway).
+ * The most characters tokenised on the request thread for one count: tokenising 45 MB takes over a
+ * second, and other requests must not wait on it. Larger texts get an exact count from the tokenizer
+ * worker through the async functions below; the synchronous `countTokens` estimates them by length.
  */
 export const MAX_TOKENIZED_CHARS = 256 * 1024;
 
@@ -28,6 +30,51 @@ export function countTokens(text: string): number {
   // The tokenizer costs ~70 MiB, so it loads on first need; until then, the usual rule of thumb.
   void warmTokenizer().catch(() => undefined);
   return Math.ceil(text.length / 4);
+}
+
+const totalChars = (texts: readonly string[]): number => texts.reduce((n, t) => n + t.length, 0);
+
+/** The exact token count of `texts`, whatever their size: up to MAX_TOKENIZED_CHARS here, beyond on the tokenizer worker. */
+export async function countTokensExact(texts: string | readonly string[]): Promise<number> {
+  const list = typeof texts === 'string' ? [texts] : texts;
+  if (totalChars(list) > MAX_TOKENIZED_CHARS) return countTokensOffThread(list);
+  await warmTokenizer().catch(() => undefined);
+  return list.reduce((n, t) => n + countTokens(t), 0);
+}
+
+/** A prompt's token count: now (for admission, which is synchronous) and exact (for an estimated usage). */
+export interface PromptCount {
+  (): number;
+  exact(): Promise<number>;
+}
+
+/** Admission counts the prompt only for a key with a budget or a tokens-per-minute limit. */
+export const admissionCountsPrompt = (key: { budgetUsd: number | null; tpm: number | null }): boolean => key.budgetUsd != null || key.tpm != null;
+
+/**
+ * A prompt's token count. An ordinary prompt is counted here, on first ask. A huge one is counted on
+ * the tokenizer worker, so no other request waits behind it: when admission needs the count (`needed`:
+ * a budget or TPM reservation), the call waits for it and its reservation is exact; otherwise the count
+ * runs while the call is forwarded, for the estimated usage if the upstream reports none.
+ */
+export async function promptTokenCounter(texts: string | readonly string[], needed: boolean): Promise<PromptCount> {
+  const list = typeof texts === 'string' ? [texts] : texts;
+  const chars = totalChars(list);
+  if (chars <= MAX_TOKENIZED_CHARS) {
+    let memo: number | null = null;
+    const count = (() => (memo ??= list.reduce((n, t) => n + countTokens(t), 0))) as PromptCount;
+    count.exact = async () => {
+      await warmTokenizer().catch(() => undefined);
+      return list.reduce((n, t) => n + countTokens(t), 0);
+    };
+    return count;
+  }
+  const pending = countTokensOffThread(list);
+  let known: number | null = needed ? await pending : null;
+  if (known === null) void pending.then((n) => (known = n));
+  const count = (() => known ?? Math.ceil(chars / 4)) as PromptCount;
+  count.exact = () => pending;
+  return count;
 }
 
 /** Text of the messages a chat request sends, for estimating its prompt tokens. */
@@ -47,12 +94,13 @@ export function chatPromptText(messages: unknown): string {
   return out;
 }
 
-export async function estimateUsage(promptText: string, completionText: string, messageCount: number): Promise<Usage> {
-  await warmTokenizer().catch(() => undefined);
+/** `prompt`: its text, or the counter admission used (a huge prompt is then not tokenised twice). */
+export async function estimateUsage(prompt: string | PromptCount, completionText: string, messageCount: number): Promise<Usage> {
+  const [input, output] = await Promise.all([typeof prompt === 'string' ? countTokensExact(prompt) : prompt.exact(), countTokensExact(completionText)]);
   return {
     // OpenAI's chat format adds about 3 tokens per message and 3 for the reply priming.
-    inputTokens: countTokens(promptText) + 3 * messageCount + 3,
-    outputTokens: countTokens(completionText),
+    inputTokens: input + 3 * messageCount + 3,
+    outputTokens: output,
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
     reasoningTokens: 0,

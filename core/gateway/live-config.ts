@@ -5,6 +5,7 @@
  * disabled key is live within a second without a restart. Requests read only this memory.
  */
 import type { ConfigSnapshot, GatewayState } from '../state/gateway-state.ts';
+import { storageErrorFor } from '../storage/db.ts';
 import { andThen, type Awaitable } from '../state/awaitable.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
 import type { UserPrice } from '../storage/prices-repo.ts';
@@ -126,7 +127,7 @@ export class LiveConfig {
   }
 
   startPolling(intervalMs = 250): void {
-    const failed = (err: unknown) => console.error('[gateway] config reload failed:', (err as Error).message);
+    const failed = (err: unknown) => console.error('[gateway] config reload failed:', (storageErrorFor(err, this.state.location) as Error).message);
     this.unwatch = this.state.watchConfig(() => {
       try {
         const r = this.reloadIfChanged();

@@ -32,6 +32,8 @@ import { MAX_BODY_BYTES, truncateBody } from '../storage/audit-writer.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
 import { queueWaitReporter } from '../upstream/queue-wait.ts';
 import { answerClientError } from './client-error.ts';
+import { capConnections, tooManyConnections } from './connection-cap.ts';
+import { storageFailure } from './storage-failure.ts';
 import type { RequestContext } from './request-context.ts';
 import { newRequestId } from './request-id.ts';
 import { sendError, sendJson } from './respond.ts';
@@ -61,14 +63,19 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     },
     hooks.inflight,
   );
+  // The whole request has no deadline (requestTimeout 0): a long upload is fine while it keeps sending,
+  // and the body's silence is bounded by timeouts.bodyMs (read-body.ts). Headers must arrive within 60 s;
+  // an idle keep-alive connection closes after 65 s (above the 60 s most clients keep one idle).
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((err) => {
-      if (!res.headersSent) sendError(res, err);
+      if (!res.headersSent) sendError(res, storageFailure(err, deps.store.location) ?? err);
       else res.destroy();
     });
   });
   // Parser-level failures (bad request line, header overflow, header timeout) answer in the envelope, not Node's bare 400.
   server.on('clientError', answerClientError);
+  const maxConnections = deps.settings.maxConnections;
+  const cap = capConnections(server, maxConnections);
   const bodyMs = deps.settings.timeouts.bodyMs ?? DEFAULT_BODY_TIMEOUT_MS;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -77,6 +84,11 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     const q = rawUrl.indexOf('?');
     const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     let cors: Record<string, string> = {};
+    if (cap.refuses(req)) {
+      req.resume();
+      sendError(res, tooManyConnections(maxConnections), { 'x-request-id': requestId, 'retry-after': '1', connection: 'close' });
+      return;
+    }
     try {
       checkHost(req, allowedHosts);
       const origin = checkOrigin(req, corsOrigins);
@@ -210,7 +222,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         errorMessage = 'The client closed the connection before the response was complete.';
         if (!res.writableEnded) res.destroy();
       } else {
-        const failure = err instanceof AttemptsFailed ? err.error : err;
+        const failure = storageFailure(err, deps.store.location) ?? (err instanceof AttemptsFailed ? err.error : err);
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
         if (!req.complete) {
           // The rest of the body is not wanted: answer, then close rather than drain a trickle forever.
@@ -255,7 +267,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
           return await handleBillingUsage(ctx, query);
       }
     } catch (err) {
-      sendFrontEndError(res, frontEndFor(req, null), err, requestId, ctx.baseHeaders);
+      sendFrontEndError(res, frontEndFor(req, null), storageFailure(err, deps.store.location) ?? err, requestId, ctx.baseHeaders);
     }
   }
 

@@ -29,7 +29,8 @@ export async function openGatewayState(opts: OpenStateOptions): Promise<OpenedSt
     const { openTeamState } = await import('../storage/team/team-state.ts');
     return openTeamState(team, { server: opts.server ?? false, clock: opts.clock, audit: opts.audit });
   }
-  const store = Store.open(opts.home, { auditThread: opts.server ?? false, audit: opts.audit });
+  // The server reads for its dashboards on a thread of their own (core/storage/read-runner.ts).
+  const store = Store.open(opts.home, { auditThread: opts.server ?? false, readThread: opts.server ?? false, audit: opts.audit });
   return {
     state: store,
     // Spend is read synchronously from SQLite once per key and period, then kept in memory.

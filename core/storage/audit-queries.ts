@@ -5,6 +5,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from './db.ts';
 import type { CallRow, Pricing } from './audit-writer.ts';
+import { USAGE_ROWS_CTE, usageRangeParams } from './usage-rollup.ts';
+import type { UsageRangeParams } from './usage-rollup.ts';
 
 /** One try at one provider within a call, as read back from `attempts_json`. */
 export interface CallAttempt {
@@ -150,49 +152,42 @@ export function getCall(db: Database, id: string): StoredCall | null {
 
 const GROUP_EXPRESSIONS: Record<UsageGrouping, string> = {
   // By key id, not name: a deleted key's name may belong to a new key now.
-  key: `c.key_id`,
-  model: `COALESCE(c.model, c.model_requested, '(none)')`,
-  provider: `COALESCE(c.provider, '(none)')`,
-  day: `strftime('%Y-%m-%d', c.time / 1000, 'unixepoch', 'localtime')`,
+  key: `u.key_id`,
+  model: `u.model`,
+  provider: `CASE WHEN u.provider = '' THEN '(none)' ELSE u.provider END`,
+  day: `strftime('%Y-%m-%d', u.t / 1000, 'unixepoch', 'localtime')`,
 };
 
-/** Ordered by cost (then requests) descending; `day` is ordered by day ascending. */
+/**
+ * Ordered by cost (then requests) descending; `day` is ordered by day ascending. Reads the running
+ * totals (usage-rollup.ts), so it costs the same at 1M calls as at 0; like the snapshot's sums, it keeps
+ * counting calls whose log rows retention has removed (money spent stays spent).
+ */
 export function usageSummary(db: Database, options: UsageSummaryOptions): UsageSummaryRow[] {
   const groupBy = GROUP_EXPRESSIONS[options.by];
   if (groupBy === undefined) throw new Error(`unknown usage grouping "${String(options.by)}"`);
   const label =
     options.by === 'key'
-      ? `CASE WHEN c.key_id IS NULL THEN '(no key)'
-              WHEN k.state = 'deleted' THEN COALESCE(k.name, MAX(c.key_name)) || ' (deleted)'
-              ELSE COALESCE(k.name, MAX(c.key_name), c.key_id) END`
+      ? `CASE WHEN u.key_id = '' THEN '(no key)'
+              WHEN k.state = 'deleted' THEN COALESCE(k.name, MAX(NULLIF(u.key_name, ''))) || ' (deleted)'
+              ELSE COALESCE(k.name, MAX(NULLIF(u.key_name, '')), u.key_id) END`
       : groupBy;
-  const where: string[] = [];
-  const params: Record<string, number> = {};
-  if (options.since !== undefined) {
-    where.push('c.time >= @since');
-    params.since = options.since;
-  }
-  if (options.until !== undefined) {
-    where.push('c.time < @until');
-    params.until = options.until;
-  }
   const order = options.by === 'day' ? 'ORDER BY 1 ASC' : 'ORDER BY cost_usd DESC, requests DESC, 1 ASC';
-  const sql = `
+  const sql = `WITH ${USAGE_ROWS_CTE}
     SELECT ${label} AS "group",
-           COUNT(*) AS requests,
-           TOTAL(c.input_tokens) AS input_tokens,
-           TOTAL(c.output_tokens) AS output_tokens,
-           TOTAL(c.cached_tokens) AS cached_tokens,
-           TOTAL(c.cache_write_tokens) AS cache_write_tokens,
-           TOTAL(c.reasoning_tokens) AS reasoning_tokens,
-           TOTAL(c.cost_usd) AS cost_usd,
-           SUM(c.status >= 400) AS errors,
-           SUM(c.pricing = 'unpriced' AND c.provider IS NOT NULL) AS unpriced
-    FROM calls c ${options.by === 'key' ? 'LEFT JOIN keys k ON k.id = c.key_id' : ''}
-    ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+           SUM(u.requests) AS requests,
+           TOTAL(u.input_tokens) AS input_tokens,
+           TOTAL(u.output_tokens) AS output_tokens,
+           TOTAL(u.cached_tokens) AS cached_tokens,
+           TOTAL(u.cache_write_tokens) AS cache_write_tokens,
+           TOTAL(u.reasoning_tokens) AS reasoning_tokens,
+           TOTAL(u.cost_usd) AS cost_usd,
+           SUM(u.errors) AS errors,
+           SUM(u.unpriced) AS unpriced
+    FROM usage_rows u ${options.by === 'key' ? 'LEFT JOIN keys k ON k.id = u.key_id' : ''}
     GROUP BY ${groupBy}
     ${order}`;
-  return prepared<[Record<string, number>], UsageSummaryRow>(db, sql).all(params);
+  return prepared<[UsageRangeParams], UsageSummaryRow>(db, sql).all(usageRangeParams(options.since, options.until));
 }
 
 /** What a key has spent (USD), optionally since a unix ms: the input to budget checks. */

@@ -5,11 +5,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AuditWriter } from './audit-writer.ts';
 import type { AuditWriterOptions, CallRow } from './audit-writer.ts';
-import { openDatabase } from './db.ts';
+import { openDatabase, storageErrorFor } from './db.ts';
 
 export type AuditThreadMessage =
   | { type: 'rows'; rows: CallRow[] }
   | { type: 'flush'; seq: number }
+  | { type: 'retention' }
   | { type: 'close'; seq: number };
 
 export interface AuditThreadData {
@@ -23,11 +24,15 @@ const port = parentPort;
 if (port) {
   const data = workerData as AuditThreadData;
   const db = openDatabase(data.file);
-  const writer = new AuditWriter(db, { ...data.options, onError: (e) => port.postMessage({ type: 'error', message: String(e) }) });
+  const writer = new AuditWriter(db, { ...data.options, onError: (e) => port.postMessage({ type: 'error', message: String(storageErrorFor(e, data.file)) }) });
   const done = new Int32Array(data.done);
   port.on('message', (m: AuditThreadMessage) => {
     if (m.type === 'rows') {
       for (const row of m.rows) writer.record(row);
+      return;
+    }
+    if (m.type === 'retention') {
+      writer.enforceRetention();
       return;
     }
     // Timer flushes happen inside the writer; count them too before answering.

@@ -158,6 +158,11 @@ export class AuditWriter {
    * Writes every queued row now, `maxBatch` rows per transaction. If the database stays locked past the
    * busy timeout, unwritten rows go back to the queue for the next try. Returns the rows written.
    */
+  /** The same as `flush` (this writer works on the caller's thread); for the `AuditSink` interface. */
+  async flushAsync(): Promise<number> {
+    return this.flush();
+  }
+
   flush(): number {
     this.clearTimers();
     let written = 0;
@@ -188,6 +193,18 @@ export class AuditWriter {
       }
     }
     return written;
+  }
+
+  /** Applies retention now (after writing what is queued); none without retention options. */
+  enforceRetention(): number {
+    this.flush();
+    if (!this.retention) return 0;
+    try {
+      return this.retention.enforce();
+    } catch (error) {
+      this.onError(error);
+      return 0;
+    }
   }
 
   /** Writes what is queued and stops; later `record` calls are dropped. Does not close the database. */

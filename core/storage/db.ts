@@ -27,7 +27,10 @@ export type StorageErrorCode =
   | 'database_corrupt'
   | 'database_empty'
   | 'database_readonly'
-  | 'database_unreadable';
+  | 'database_unreadable'
+  | 'database_full'
+  | 'database_io'
+  | 'database_busy';
 
 /** A misuse or refusal of the storage layer; `code` is stable so the CLI and admin API can map it. */
 export class StorageError extends Error {
@@ -170,6 +173,27 @@ function describeFailure(error: unknown, file: string): Error {
       'database_readonly',
       `${file} cannot be written (${message}). The gateway needs to write it and to create files beside it in ${dir}: ` +
         `check that this user owns both (ls -l '${dir}') and that the disk is not mounted read-only, or set GATEWAY_HOME to a writable folder.`,
+    );
+  }
+  if (code === 'SQLITE_FULL') {
+    return new StorageError(
+      'database_full',
+      `${file} cannot grow: the disk is full (${message}). Free space on that disk (df -h '${dir}'), or lower audit.maxBytes / audit.maxRows ` +
+        `in settings.json, or run \`gateway logs purge --older-than DAYS\`.`,
+    );
+  }
+  if (code.startsWith('SQLITE_IOERR')) {
+    return new StorageError(
+      'database_io',
+      `${file} could not be read or written: a disk I/O error (${message}). Check the disk (dmesg, df -h '${dir}'); ` +
+        `if it persists, stop the gateway and copy the file elsewhere before anything else.`,
+    );
+  }
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new StorageError(
+      'database_busy',
+      `${file} stayed locked by another process for longer than the busy timeout (${message}). ` +
+        `A long \`gateway logs purge\` or another program holding the file? Retry in a moment.`,
     );
   }
   if (CORRUPT_CODES.has(code)) {

@@ -13,6 +13,7 @@ import { openDatabase, type Database } from './db.ts';
 import { KeysRepo } from './keys-repo.ts';
 import { PricesRepo } from './prices-repo.ts';
 import { ProvidersRepo } from './providers-repo.ts';
+import { ReadRunner } from './read-runner.ts';
 import { SqliteCallQueries } from './sqlite-calls.ts';
 import type { ConfigSnapshot, GatewayState } from '../state/gateway-state.ts';
 
@@ -20,6 +21,8 @@ export interface StoreOptions {
   audit?: AuditWriterOptions;
   /** Write audit rows on a worker thread (the server does; the CLI writes none). */
   auditThread?: boolean;
+  /** Run the dashboards' heavier reads (`reads`) on a worker thread (the server does). */
+  readThread?: boolean;
 }
 
 export class Store implements GatewayState {
@@ -35,12 +38,16 @@ export class Store implements GatewayState {
   readonly calls: SqliteCallQueries;
   /** Starts no timer until the first row is recorded, so opening a Store from the CLI costs nothing. */
   readonly audit: AuditSink;
+  /** The dashboards' heavier reads, off the request thread when `readThread` is set. */
+  readonly reads: ReadRunner;
   private closed = false;
 
   constructor(db: Database, options: StoreOptions = {}, file?: string) {
     this.db = db;
     this.location = file ?? db.name;
-    this.calls = new SqliteCallQueries(db);
+    const threaded = options.readThread === true && file !== undefined;
+    this.reads = new ReadRunner(db, threaded ? file : null);
+    this.calls = new SqliteCallQueries(db, threaded ? this.reads : null);
     this.keys = new KeysRepo(db);
     this.providers = new ProvidersRepo(db);
     this.aliases = new AliasesRepo(db);
@@ -94,14 +101,17 @@ export class Store implements GatewayState {
     return () => clearInterval(timer);
   }
 
-  drainAudit(): void {
-    this.audit.flush();
+  /** Waits for the audit writer without blocking this thread (the writer may be on its own). */
+  async drainAudit(): Promise<void> {
+    if (this.audit.flushAsync) await this.audit.flushAsync();
+    else this.audit.flush();
   }
 
   /** Writes queued audit rows, then closes the connection. Safe to call twice. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.reads.close();
     this.audit.close();
     this.db.close();
   }

@@ -8,6 +8,8 @@ import type { CallJson } from '../call-json.ts';
 import { SUMMARY_COLUMNS, toCallSummary } from './audit-queries.ts';
 import type { CallDbRow } from './audit-queries.ts';
 import type { Database } from './db.ts';
+import { USAGE_ROWS_CTE, usageRangeParams } from './usage-rollup.ts';
+import type { UsageRangeParams } from './usage-rollup.ts';
 
 /** `ok` = below 400, `error` = 400 or more, or one exact code, or a class such as `4xx`. */
 export type StatusFilter = 'ok' | 'error' | number | `${1 | 2 | 3 | 4 | 5}xx`;
@@ -195,18 +197,16 @@ export function summarizeProviderStats(rows: AttemptPoint[], range: { since: num
     .sort((a, b) => a.provider.localeCompare(b.provider));
 }
 
-/** Spend per day (local time) and model, for a stacked chart. */
+/** Spend per day (local time) and model, for a stacked chart; from the running totals (usage-rollup.ts). */
 export function spendByDayAndModel(db: Database, since: number | undefined): Array<{ day: string; model: string; cost_usd: number; requests: number; unpriced: number; estimated: number }> {
   return db
-    .prepare<[number], { day: string; model: string; cost_usd: number; requests: number; unpriced: number; estimated: number }>(
-      `SELECT strftime('%Y-%m-%d', time / 1000, 'unixepoch', 'localtime') AS day,
-              COALESCE(model, model_requested, '(none)') AS model,
-              TOTAL(cost_usd) AS cost_usd, COUNT(*) AS requests,
-              SUM(pricing = 'unpriced' AND status < 400 AND provider IS NOT NULL) AS unpriced,
-              SUM(pricing = 'estimated') AS estimated
-       FROM calls WHERE time >= ? GROUP BY 1, 2 ORDER BY 1, 3 DESC`,
+    .prepare<[UsageRangeParams], { day: string; model: string; cost_usd: number; requests: number; unpriced: number; estimated: number }>(
+      `WITH ${USAGE_ROWS_CTE}
+       SELECT strftime('%Y-%m-%d', t / 1000, 'unixepoch', 'localtime') AS day, model,
+              TOTAL(cost_usd) AS cost_usd, SUM(requests) AS requests, SUM(unpriced_ok) AS unpriced, SUM(estimated) AS estimated
+       FROM usage_rows GROUP BY 1, 2 ORDER BY 1, 3 DESC`,
     )
-    .all(since ?? Number.MIN_SAFE_INTEGER);
+    .all(usageRangeParams(since));
 }
 
 /**
@@ -215,9 +215,10 @@ export function spendByDayAndModel(db: Database, since: number | undefined): Arr
  */
 export function unpricedByKey(db: Database, since: number | undefined): Array<{ key: string; unpriced: number }> {
   return db
-    .prepare<[number], { key: string; unpriced: number }>(
-      `SELECT COALESCE(key_name, '(no key)') AS key, COUNT(*) AS unpriced FROM calls
-       WHERE time >= ? AND pricing = 'unpriced' AND status < 400 AND provider IS NOT NULL GROUP BY 1`,
+    .prepare<[UsageRangeParams], { key: string; unpriced: number }>(
+      `WITH ${USAGE_ROWS_CTE}
+       SELECT CASE WHEN key_name = '' THEN '(no key)' ELSE key_name END AS key, SUM(unpriced_ok) AS unpriced
+       FROM usage_rows GROUP BY 1 HAVING SUM(unpriced_ok) > 0`,
     )
-    .all(since ?? Number.MIN_SAFE_INTEGER);
+    .all(usageRangeParams(since));
 }

@@ -168,6 +168,59 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 6,
+    name: 'running usage totals per local hour, key, model and provider',
+    sql: `
+      -- \`gateway usage\`, /admin/usage and the dashboard's charts read these instead of the calls table, so
+      -- they cost the same at 1M rows as at 0. Buckets are local hours (a local day is whole hours in
+      -- every time zone, half-hour ones too); a range that starts or ends inside an hour reads that hour's
+      -- calls from the table (core/storage/usage-rollup.ts). Like spend_daily, kept by a trigger and not
+      -- subtracted by retention.
+      CREATE TABLE usage_hourly (
+        hour_start         INTEGER NOT NULL,   -- unix ms of the local hour's start
+        key_id             TEXT NOT NULL,      -- '' for calls without a valid key
+        key_name           TEXT NOT NULL,      -- the key's name at the time ('' without a key)
+        model              TEXT NOT NULL,      -- COALESCE(model, model_requested, '(none)')
+        provider           TEXT NOT NULL,      -- '' for calls that reached no provider
+        requests           INTEGER NOT NULL,
+        input_tokens       INTEGER NOT NULL,
+        output_tokens      INTEGER NOT NULL,
+        cached_tokens      INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        reasoning_tokens   INTEGER NOT NULL,
+        cost_usd           REAL NOT NULL,
+        errors             INTEGER NOT NULL,   -- status >= 400
+        unpriced           INTEGER NOT NULL,   -- reached a provider, no price
+        unpriced_ok        INTEGER NOT NULL,   -- the same, and succeeded
+        estimated          INTEGER NOT NULL,
+        PRIMARY KEY (hour_start, key_id, key_name, model, provider)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TRIGGER calls_usage_hourly AFTER INSERT ON calls BEGIN
+        INSERT INTO usage_hourly VALUES (
+          (NEW.time / 1000 - CAST(strftime('%s', NEW.time / 1000, 'unixepoch', 'localtime') AS INTEGER) % 3600) * 1000,
+          COALESCE(NEW.key_id, ''), COALESCE(NEW.key_name, ''), COALESCE(NEW.model, NEW.model_requested, '(none)'),
+          COALESCE(NEW.provider, ''), 1, NEW.input_tokens, NEW.output_tokens, NEW.cached_tokens, NEW.cache_write_tokens,
+          NEW.reasoning_tokens, COALESCE(NEW.cost_usd, 0), NEW.status >= 400,
+          NEW.pricing = 'unpriced' AND NEW.provider IS NOT NULL,
+          NEW.pricing = 'unpriced' AND NEW.provider IS NOT NULL AND NEW.status < 400, NEW.pricing = 'estimated')
+        ON CONFLICT DO UPDATE SET requests = requests + 1, input_tokens = input_tokens + excluded.input_tokens,
+          output_tokens = output_tokens + excluded.output_tokens, cached_tokens = cached_tokens + excluded.cached_tokens,
+          cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+          reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, cost_usd = cost_usd + excluded.cost_usd,
+          errors = errors + excluded.errors, unpriced = unpriced + excluded.unpriced,
+          unpriced_ok = unpriced_ok + excluded.unpriced_ok, estimated = estimated + excluded.estimated;
+      END;
+      INSERT INTO usage_hourly
+        SELECT (time / 1000 - CAST(strftime('%s', time / 1000, 'unixepoch', 'localtime') AS INTEGER) % 3600) * 1000,
+               COALESCE(key_id, ''), COALESCE(key_name, ''), COALESCE(model, model_requested, '(none)'),
+               COALESCE(provider, ''), COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cached_tokens),
+               SUM(cache_write_tokens), SUM(reasoning_tokens), TOTAL(cost_usd), SUM(status >= 400),
+               SUM(pricing = 'unpriced' AND provider IS NOT NULL),
+               SUM(pricing = 'unpriced' AND provider IS NOT NULL AND status < 400), SUM(pricing = 'estimated')
+        FROM calls GROUP BY 1, 2, 3, 4, 5;
+    `,
+  },
+  {
+    version: 7,
     name: 'admin tokens per person',
     sql: `
       -- A shared gateway's administrators, one token each; only the SHA-256 of the token is kept.

@@ -61,6 +61,13 @@ export class Retention {
     return deleted;
   }
 
+  /** Every rule now, written rows or not (at start, and hourly for an idle gateway); returns the rows deleted. */
+  enforce(now = Date.now()): number {
+    this.lastCheck = Number.NEGATIVE_INFINITY;
+    this.rows = null;
+    return this.afterWrite(0, now);
+  }
+
   private count(): number {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM calls').get() as { n: number }).n;
   }

@@ -15,13 +15,17 @@ import {
   type UsageSummaryOptions,
 } from './audit-queries.ts';
 import type { Database } from './db.ts';
+import type { ReadRunner } from './read-runner.ts';
 import { providerStats, searchCalls, spendByDayAndModel, unpricedByKey, type LogSearch } from './log-search.ts';
 
 export class SqliteCallQueries implements CallQueries {
   readonly #db: Database;
+  readonly #reads: ReadRunner | null;
 
-  constructor(db: Database) {
+  /** With `reads`, the dashboards' heavier queries run on the read thread (read-runner.ts) and answer promises. */
+  constructor(db: Database, reads: ReadRunner | null = null) {
     this.#db = db;
+    this.#reads = reads;
   }
 
   listCalls(options: ListCallsOptions) {
@@ -31,7 +35,7 @@ export class SqliteCallQueries implements CallQueries {
     return getCall(this.#db, id);
   }
   usageSummary(options: UsageSummaryOptions) {
-    return usageSummary(this.#db, options);
+    return this.#reads ? this.#reads.run('usageSummary', options) : usageSummary(this.#db, options);
   }
   spendForKey(keyId: string, sinceMs?: number) {
     return spendForKey(this.#db, keyId, sinceMs);
@@ -52,15 +56,15 @@ export class SqliteCallQueries implements CallQueries {
     return purgeCalls(this.#db, options);
   }
   searchCalls(q: LogSearch) {
-    return searchCalls(this.#db, q);
+    return this.#reads ? this.#reads.run('searchCalls', q) : searchCalls(this.#db, q);
   }
   providerStats(range: { since: number; until: number; buckets: number }) {
-    return providerStats(this.#db, range);
+    return this.#reads ? this.#reads.run('providerStats', range) : providerStats(this.#db, range);
   }
   spendByDayAndModel(since: number | undefined) {
-    return spendByDayAndModel(this.#db, since);
+    return this.#reads ? this.#reads.run('spendByDayAndModel', since) : spendByDayAndModel(this.#db, since);
   }
   unpricedByKey(since: number | undefined) {
-    return unpricedByKey(this.#db, since);
+    return this.#reads ? this.#reads.run('unpricedByKey', since) : unpricedByKey(this.#db, since);
   }
 }

@@ -15,11 +15,19 @@ export interface AuditSink {
   record(row: CallRow): void;
   onRow(listener: CallRowListener): () => void;
   flush(): number;
+  /** As `flush`, without blocking this thread while the writer works (SQLite writers; the admin API's polls use it). */
+  flushAsync?(): Promise<number>;
+  /** Applies retention (rows, bytes, age) now, on the writer's thread; does not wait for it (SQLite writers). */
+  enforceRetention?(): void;
   close(): void;
   stats(): AuditWriterStats;
 }
 
 const FLUSH_WAIT_MS = 10_000;
+
+// Atomics.waitAsync is in Node 22+ but in TypeScript's ES2024 library, beyond this project's ES2023.
+type WaitAsyncResult = { async: false; value: string } | { async: true; value: Promise<string> };
+const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): WaitAsyncResult }).waitAsync;
 const threadFile = new URL(`./audit-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 export class ThreadedAuditWriter implements AuditSink {
@@ -27,7 +35,8 @@ export class ThreadedAuditWriter implements AuditSink {
   private readonly options: AuditWriterOptions;
   private readonly listeners = new Set<CallRowListener>();
   private readonly done = new SharedArrayBuffer(8);
-  private worker: Worker | null;
+  private worker: Worker | null = null;
+  private readonly data: AuditThreadData;
   private fallback: AuditWriter | null = null;
   private pending: CallRow[] = [];
   private posting: NodeJS.Immediate | null = null;
@@ -39,13 +48,28 @@ export class ThreadedAuditWriter implements AuditSink {
     this.db = db;
     this.options = options;
     const { onError: _ignored, ...plain } = options;
-    const data: AuditThreadData = { file, options: plain, done: this.done };
-    this.worker = new Worker(threadFile, { workerData: data });
-    this.worker.unref();
-    this.worker.on('message', (m: { type: string; message?: string }) => {
-      if (m.type === 'error') (options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
+    this.data = { file, options: plain, done: this.done };
+  }
+
+  /**
+   * The thread starts with the first rows, not with the store: it costs ~25 MiB (its own V8 and SQLite), which
+   * a gateway that has served no call yet, or a command that writes no row, need not pay.
+   */
+  private thread(): Worker | null {
+    if (this.worker || this.fallback || this.closed) return this.worker;
+    const worker = new Worker(threadFile, { workerData: this.data });
+    worker.unref();
+    worker.on('message', (m: { type: string; message?: string }) => {
+      if (m.type === 'error') (this.options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
     });
-    this.worker.on('error', (err) => this.useFallback(err));
+    worker.on('error', (err) => this.useFallback(err));
+    this.worker = worker;
+    return worker;
+  }
+
+  /** No row was ever recorded: there is no thread to flush or close. */
+  private get idle(): boolean {
+    return !this.worker && !this.fallback && this.pending.length === 0;
   }
 
   record(row: CallRow): void {
@@ -74,9 +98,32 @@ export class ThreadedAuditWriter implements AuditSink {
 
   flush(): number {
     if (this.fallback) return this.fallback.flush();
+    if (this.idle) return 0;
     const before = this.written();
     this.send({ type: 'flush', seq: ++this.seq });
     this.waitFor(this.seq);
+    return this.written() - before;
+  }
+
+  enforceRetention(): void {
+    if (this.closed) return;
+    if (this.fallback) this.fallback.enforceRetention();
+    else this.send({ type: 'retention' });
+  }
+
+  async flushAsync(): Promise<number> {
+    if (this.fallback || this.closed) return this.flush();
+    const before = this.written();
+    this.send({ type: 'flush', seq: ++this.seq });
+    const seq = this.seq;
+    const flag = new Int32Array(this.done);
+    const deadline = Date.now() + FLUSH_WAIT_MS;
+    for (let cur = Atomics.load(flag, 0); cur < seq; cur = Atomics.load(flag, 0)) {
+      const left = deadline - Date.now();
+      if (left <= 0 || this.fallback) break;
+      const wait = waitAsync(flag, 0, cur, Math.min(left, 100));
+      if (wait.async) await wait.value;
+    }
     return this.written() - before;
   }
 
@@ -85,6 +132,11 @@ export class ThreadedAuditWriter implements AuditSink {
     if (this.fallback) {
       this.closed = true;
       this.fallback.close();
+      return;
+    }
+    if (this.idle) {
+      this.closed = true;
+      this.listeners.clear();
       return;
     }
     this.send({ type: 'close', seq: ++this.seq });
@@ -104,10 +156,12 @@ export class ThreadedAuditWriter implements AuditSink {
 
   private post(): void {
     this.posting = null;
-    if (this.pending.length === 0 || !this.worker) return;
+    if (this.pending.length === 0) return;
+    const worker = this.thread();
+    if (!worker) return;
     const rows = this.pending;
     this.pending = [];
-    this.worker.postMessage({ type: 'rows', rows } satisfies AuditThreadMessage);
+    worker.postMessage({ type: 'rows', rows } satisfies AuditThreadMessage);
   }
 
   private send(m: AuditThreadMessage): void {

@@ -1,14 +1,14 @@
 /**
  * How the benchmark starts the gateway: exactly as the README tells users to, in the checkout, with the data
  * home in GATEWAY_HOME and the port in its settings.json (so no flag is added to the command). This is the one
- * place to change when the README's command changes (e.g. to `./gateway start`); BENCH_GATEWAY_START overrides
+ * place to change when the README's command changes (it was `npx gateway start` until that left npm exec resident); BENCH_GATEWAY_START overrides
  * it for one run.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './common.ts';
 
-export const README_START_COMMAND = 'npx gateway start';
+export const README_START_COMMAND = './gateway start';
 
 export interface StartCommand {
   /** As printed in the report. */

@@ -1,6 +1,6 @@
 /**
  * OUR gateway under test, started exactly as the README tells users to (gateway-command.ts: today
- * `npx gateway start`, in the checkout), on a throwaway data home set up through `Store` (the CLI's own
+ * `./gateway start`, in the checkout), on a throwaway data home set up through `Store` (the CLI's own
  * path): `openai-compatible` providers pointing at the fake upstream (fixed model lists, a key read from an
  * env var), one local key and a user price for the model so every call is costed; audit with bodies on (the
  * defaults). The port goes into the home's settings.json, so the command carries no extra flag. Its whole

@@ -125,3 +125,23 @@ describe('field caps', () => {
     expect(capText(null, 256)).toBeNull();
   });
 });
+
+describe('retention without any new call', () => {
+  it('enforceRetention() applies age and row limits on the writer thread of an idle store', () => {
+    const setup = Store.open(home);
+    const day = 86_400_000;
+    for (let i = 0; i < 30; i++) setup.audit.record(row({ time: Date.now() - i * day }));
+    setup.close();
+    const store = Store.open(home, { auditThread: true, audit: { retention: { maxAgeMs: 10 * day + 1000, maxRows: 5 } } });
+    try {
+      store.audit.enforceRetention?.();
+      store.audit.flush();
+      const rows = store.db.prepare('SELECT time FROM calls ORDER BY time DESC').all() as Array<{ time: number }>;
+      expect(rows.length).toBeLessThanOrEqual(5);
+      expect(rows.length).toBeGreaterThan(0);
+      expect(Math.min(...rows.map((r) => r.time))).toBeGreaterThan(Date.now() - 10 * day - 1000);
+    } finally {
+      store.close();
+    }
+  });
+});

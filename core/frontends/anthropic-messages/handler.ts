@@ -3,7 +3,7 @@
  * Anthropic provider that serves the model, else counted locally; never billed, never an inference call.
  */
 import { forbidden, modelNotFound } from '../../errors.ts';
-import { countTokens, warmTokenizer } from '../../gateway/estimate.ts';
+import { admissionCountsPrompt, countTokensExact, promptTokenCounter } from '../../gateway/estimate.ts';
 import type { Priced } from '../../gateway/call-record.ts';
 import { resolveModel } from '../../gateway/model-router.ts';
 import type { RequestContext } from '../../gateway/request-context.ts';
@@ -18,15 +18,15 @@ import { countTokensSchema } from './schema.ts';
 
 export async function handleMessages(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const request = anthropicMessagesFrontEnd.parse(raw, ctx.req.headers);
-  const prompt = promptText(request);
+  const promptTokens = await promptTokenCounter(promptText(request), admissionCountsPrompt(ctx.key));
   await runCall(ctx, {
     frontEnd: anthropicMessagesFrontEnd,
     request,
     codecFor: anthropicCodecFor(request),
-    promptTokens: () => countTokens(prompt),
+    promptTokens,
     estimate: async (text): Promise<Usage> => {
-      await warmTokenizer().catch(() => undefined);
-      return { inputTokens: countTokens(prompt), outputTokens: countTokens(text), cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true };
+      const [inputTokens, outputTokens] = await Promise.all([promptTokens.exact(), countTokensExact(text)]);
+      return { inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true };
     },
   });
 }
@@ -66,9 +66,8 @@ export async function handleCountTokens(ctx: RequestContext, raw: Record<string,
     }
     // The provider could not count: a local estimate beats an error for a request that costs nothing.
   }
-  await warmTokenizer().catch(() => undefined);
   const request = parseMessagesRequest({ ...body, max_tokens: 1 }, ctx.req.headers);
-  const text = JSON.stringify({ input_tokens: countTokens(promptText(request)) + 3 * request.messages.length });
+  const text = JSON.stringify({ input_tokens: (await countTokensExact(promptText(request))) + 3 * request.messages.length });
   record.responseBody = text;
   record.priced = FREE;
   ctx.res.writeHead(200, { ...headers, 'x-gateway-estimated': 'true', 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });

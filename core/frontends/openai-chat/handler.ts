@@ -1,6 +1,6 @@
 /** `POST /v1/chat/completions`: the chat front end on the call pipeline. */
 import type { RequestContext } from '../../gateway/request-context.ts';
-import { chatPromptText, countTokens, estimateUsage } from '../../gateway/estimate.ts';
+import { admissionCountsPrompt, chatPromptText, estimateUsage, promptTokenCounter } from '../../gateway/estimate.ts';
 import { runCall } from '../../pipeline/run-call.ts';
 import type { ChatRequest } from '../../providers/types.ts';
 import { chatCodec } from './codec.ts';
@@ -9,12 +9,12 @@ import { openAIChatFrontEnd } from './front-end.ts';
 export async function handleChat(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const request = openAIChatFrontEnd.parse(raw, ctx.req.headers);
   const body = request.raw as ChatRequest;
-  const promptText = chatPromptText(body.messages);
+  const promptTokens = await promptTokenCounter(chatPromptText(body.messages), admissionCountsPrompt(ctx.key));
   await runCall(ctx, {
     frontEnd: openAIChatFrontEnd,
     request,
     codecFor: chatCodec(body, request.forwardHeaders, request),
-    promptTokens: () => countTokens(promptText),
-    estimate: (text) => estimateUsage(promptText, text, body.messages.length),
+    promptTokens,
+    estimate: (text) => estimateUsage(promptTokens, text, body.messages.length),
   });
 }

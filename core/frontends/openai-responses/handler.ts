@@ -6,7 +6,7 @@
  * answer says so in `x-gateway-dropped-tools`.
  */
 import type { GatewayError } from '../../errors.ts';
-import { countTokens, estimateUsage } from '../../gateway/estimate.ts';
+import { admissionCountsPrompt, estimateUsage, promptTokenCounter } from '../../gateway/estimate.ts';
 import type { Candidate } from '../../gateway/model-router.ts';
 import type { RequestContext } from '../../gateway/request-context.ts';
 import type { CallRequest } from '../../pipeline/call-model.ts';
@@ -42,12 +42,13 @@ export async function handleResponses(ctx: RequestContext, raw: Record<string, u
     refusal = err as GatewayError;
   }
   const headers: Record<string, string> = {};
+  const promptTokens = await promptTokenCounter(promptText, admissionCountsPrompt(ctx.key));
   await runCall(ctx, {
     frontEnd: responsesFrontEndFor(request, headers),
     request,
     codecFor: (c) => (isNative(c) ? nativeResponsesCodec(raw) : neutralCodec(c, request)),
-    promptTokens: () => countTokens(promptText),
-    estimate: (text) => estimateUsage(promptText, text, request.messages.length + 1),
+    promptTokens,
+    estimate: (text) => estimateUsage(promptTokens, text, request.messages.length + 1),
     narrow(admission) {
       if (refusal) {
         const native = admission.candidates.filter(isNative);

@@ -126,7 +126,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
   {
     version: 2,
-    name: 'admin tokens per person (SQLite schema version 6)',
+    name: 'admin tokens per person (SQLite schema version 7)',
     sql: `
       CREATE TABLE admin_tokens (
         name       TEXT NOT NULL,
