@@ -26,6 +26,7 @@ const COMMANDS: Array<[name: string, load: () => Promise<Register>]> = [
   ['run', async () => (await import('./commands/run.ts')).registerRun],
   ['ui', async () => (await import('./commands/ui.ts')).registerUi],
   ['cassettes', async () => (await import('./commands/cassettes.ts')).registerCassettes],
+  ['admin-tokens', async () => (await import('./commands/admin-tokens.ts')).registerAdminTokens],
 ];
 
 /**

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { cassetteModeFromFlags } from '../../core/cassettes/mode.ts';
 import type { CassetteConfig } from '../../core/cassettes/mode.ts';
 import type { RunningGateway } from '../../core/gateway/app.ts';
+import { adminActionLine } from '../../core/admin/admin-action.ts';
 import { callToJson } from '../../core/call-json.ts';
 import { dataPaths, ensureDataHome } from '../../core/home.ts';
 import { clearServerState, writeServerState } from '../../core/server-state.ts';
@@ -137,6 +138,7 @@ export function registerStart(program: Command): void {
         });
       } else {
         gw.onCall((row) => out(formatCallLine(callToJson(row))));
+        gw.onAdminAction((action) => note(adminActionLine(action)));
       }
 
       // Everything a start loads is loaded: write the compile cache now (Node would only at exit), so the next start

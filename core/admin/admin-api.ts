@@ -21,7 +21,11 @@ import { adminKeyRoutes } from './admin-keys.ts';
 import { adminLogRoutes } from './admin-logs.ts';
 import { adminProviderRoutes } from './admin-providers.ts';
 import { adminLoginRoutes, exchangeLoginCode } from './admin-login.ts';
-import { LoginCodes } from './login-codes.ts';
+import { ADMIN_FILE_HOLDER, LoginCodes } from './login-codes.ts';
+import type { AdminAction } from './admin-action.ts';
+
+export type { AdminAction } from './admin-action.ts';
+import { looksLikeAdminToken } from '../storage/admin-tokens.ts';
 
 const providerTestSchema = z.object({ name: z.string().min(1).optional() }).strict();
 
@@ -50,18 +54,39 @@ function sameOrigin(req: IncomingMessage): boolean {
 
 const ROUTES = [adminKeyRoutes, adminProviderRoutes, adminLogRoutes, adminLoginRoutes];
 
-export function createAdminHandler(deps: GatewayDeps, token: string, listeners: Set<(row: CallRow) => void>, logins: LoginCodes = new LoginCodes()): AdminHandler {
+/** Who holds the bearer token: the data home's file, a dashboard session, or a person's admin token. */
+async function holderOf(given: string | null, fileToken: string, deps: GatewayDeps, logins: LoginCodes): Promise<string | null> {
+  if (tokenMatches(given, fileToken)) return ADMIN_FILE_HOLDER;
+  const session = logins.sessionHolder(given);
+  if (session !== null) return session;
+  // Looked up on every request (admin traffic is light), so a revocation through any instance holds at once.
+  return looksLikeAdminToken(given) ? await deps.store.adminTokens.holderOf(given) : null;
+}
+
+export function createAdminHandler(
+  deps: GatewayDeps,
+  token: string,
+  listeners: Set<(row: CallRow) => void>,
+  logins: LoginCodes = new LoginCodes(),
+  actions: Set<(action: AdminAction) => void> = new Set(),
+): AdminHandler {
   return async (req, res, path, query, cors) => {
     const headers = { ...(sameOrigin(req) ? cors : {}), 'cache-control': 'no-store' };
     try {
       if (!sameOrigin(req)) throw forbidden('The admin API answers no foreign Origin.', 'origin_not_allowed');
       // The one admin route without a token: a one-time login code is its own credential.
       if (req.method === 'POST' && path === '/admin/login') return await exchangeLoginCode(req, res, headers, logins);
-      const given = bearerToken(req);
-      if (!tokenMatches(given, token) && !logins.isSession(given)) {
-        throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_admin_token', message: 'The admin API needs `Authorization: Bearer <admin token>`; the token is the file `admin-token` in the data home.' });
+      const holder = await holderOf(bearerToken(req), token, deps, logins);
+      if (holder === null) {
+        throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_admin_token', message: 'The admin API needs `Authorization: Bearer <admin token>`: the file `admin-token` in the data home, or a token from `gateway admin-tokens create`.' });
       }
       const method = req.method ?? 'GET';
+      if (method !== 'GET' && method !== 'HEAD' && actions.size > 0) {
+        res.once('finish', () => {
+          const action: AdminAction = { time: Date.now(), holder, method, path, status: res.statusCode };
+          for (const fn of actions) fn(action);
+        });
+      }
       if (method === 'GET') req.resume();
       const { store } = deps;
       await store.drainAudit();
@@ -107,7 +132,7 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
       }
       if (method === 'GET' && path === '/admin/events') return streamEvents(req, res, headers, listeners);
       for (const route of ROUTES) {
-        if (await route({ req, res, method, path, query, headers, deps, logins })) return;
+        if (await route({ req, res, method, path, query, headers, deps, logins, holder })) return;
       }
       throw notFound(`Unknown admin path ${method} ${path}.`);
     } catch (err) {

@@ -19,7 +19,7 @@ const issueSchema = z.object({ ttl_seconds: z.number().int().positive().max(900)
 /** The page path that signs in with a code: a fragment, so the code reaches neither logs nor Referer. */
 export const loginPath = (code: string): string => `/ui/#login=${encodeURIComponent(code)}`;
 
-export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins }) => {
+export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins, holder }) => {
   if (method !== 'POST' || path !== '/admin/login-codes') return false;
   // The body is optional: `{"ttl_seconds": N}` (at most 900) for a link printed ahead of its use.
   const raw = (await readBody(req, 4096)).toString('utf8').trim();
@@ -35,7 +35,7 @@ export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, hea
     if (!parsed.success) throw badRequest(`ttl_seconds: ${parsed.error.issues[0]?.message ?? 'invalid'}`, 'invalid_value', 'ttl_seconds');
     ttlSeconds = parsed.data.ttl_seconds;
   }
-  const { code, expiresAt } = logins.issue(ttlSeconds === undefined ? undefined : ttlSeconds * 1000);
+  const { code, expiresAt } = logins.issue(ttlSeconds === undefined ? undefined : ttlSeconds * 1000, holder);
   sendJson(res, 201, { code, path: loginPath(code), expires_at: new Date(expiresAt).toISOString() }, headers);
   return true;
 };

@@ -16,6 +16,8 @@ export interface AdminRequest {
   headers: Record<string, string>;
   deps: GatewayDeps;
   logins: LoginCodes;
+  /** Who is asking: a person's admin token name, or `admin-token` for the data home's file. */
+  holder: string;
 }
 
 /** Handles the request and returns true, or returns false when the path is not its own. */

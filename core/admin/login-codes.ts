@@ -7,6 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { tokenMatches } from '../gateway/admin-token.ts';
 
+/** How admin action lines name whoever used the data home's `admin-token` file (its owner on this machine). */
+export const ADMIN_FILE_HOLDER = 'admin-token';
+
 export const CODE_TTL_MS = 60_000;
 /** The longest a code may live: `gateway start` prints one that should still work when clicked a little later. */
 export const MAX_CODE_TTL_MS = 15 * 60_000;
@@ -14,47 +17,53 @@ export const SESSION_TTL_MS = 12 * 3_600_000;
 const MAX_LIVE = 1000;
 
 export class LoginCodes {
-  private readonly codes = new Map<string, number>();
-  private readonly sessions = new Map<string, number>();
+  /** Code or session → when it expires, and who asked for it (a person's admin token name, or the file's). */
+  private readonly codes = new Map<string, { expiresAt: number; holder: string }>();
+  private readonly sessions = new Map<string, { expiresAt: number; holder: string }>();
   private readonly now: () => number;
 
   constructor(now: () => number = Date.now) {
     this.now = now;
   }
 
-  issue(ttlMs: number = CODE_TTL_MS): { code: string; expiresAt: number } {
+  issue(ttlMs: number = CODE_TTL_MS, holder: string = ADMIN_FILE_HOLDER): { code: string; expiresAt: number } {
     this.prune();
     const code = `gwcode-${randomBytes(18).toString('base64url')}`;
     const expiresAt = this.now() + Math.max(1_000, Math.min(MAX_CODE_TTL_MS, ttlMs));
-    this.codes.set(code, expiresAt);
+    this.codes.set(code, { expiresAt, holder });
     return { code, expiresAt };
   }
 
   /** The session token for a live, unused code (which is then spent), or null. */
   exchange(code: string): { session: string; expiresAt: number } | null {
     this.prune();
-    const expires = this.codes.get(code);
+    const issued = this.codes.get(code);
     // Spent whatever happens next: a code is tried once.
     this.codes.delete(code);
-    if (expires === undefined || expires <= this.now()) return null;
+    if (issued === undefined || issued.expiresAt <= this.now()) return null;
     const session = `gwsess-${randomBytes(24).toString('base64url')}`;
     const expiresAt = this.now() + SESSION_TTL_MS;
-    this.sessions.set(session, expiresAt);
+    this.sessions.set(session, { expiresAt, holder: issued.holder });
     return { session, expiresAt };
   }
 
   isSession(token: string | null): boolean {
-    if (!token || !token.startsWith('gwsess-')) return false;
-    for (const [s, expires] of this.sessions) {
-      if (tokenMatches(token, s)) return expires > this.now();
+    return this.sessionHolder(token) !== null;
+  }
+
+  /** Who a live session belongs to (the holder of the token that asked for its code), or null. */
+  sessionHolder(token: string | null): string | null {
+    if (!token || !token.startsWith('gwsess-')) return null;
+    for (const [s, session] of this.sessions) {
+      if (tokenMatches(token, s)) return session.expiresAt > this.now() ? session.holder : null;
     }
-    return false;
+    return null;
   }
 
   private prune(): void {
     const t = this.now();
-    for (const [c, e] of this.codes) if (e <= t) this.codes.delete(c);
-    for (const [s, e] of this.sessions) if (e <= t) this.sessions.delete(s);
+    for (const [c, e] of this.codes) if (e.expiresAt <= t) this.codes.delete(c);
+    for (const [s, e] of this.sessions) if (e.expiresAt <= t) this.sessions.delete(s);
     // Bounded whatever a caller does: the oldest go first.
     while (this.codes.size > MAX_LIVE) this.codes.delete(this.codes.keys().next().value as string);
     while (this.sessions.size > MAX_LIVE) this.sessions.delete(this.sessions.keys().next().value as string);

@@ -24,7 +24,7 @@ import type { Settings } from '../settings.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { ProviderKeys } from '../upstream/provider-keys.ts';
 import { Transport } from '../upstream/transport.ts';
-import { createAdminHandler } from '../admin/admin-api.ts';
+import { createAdminHandler, type AdminAction } from '../admin/admin-api.ts';
 import { createUiHandler } from '../ui/ui-handler.ts';
 import { ensureAdminToken } from './admin-token.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -68,6 +68,8 @@ export interface RunningGateway {
   /** Resolves when the start-up model refresh finished. */
   discovery: Promise<RefreshResult[]>;
   onCall(fn: (row: CallRow) => void): () => void;
+  /** Every change made through the admin API, naming who made it (the person's admin token name). */
+  onAdminAction(fn: (action: AdminAction) => void): () => void;
   /**
    * Graceful stop: refuses new calls, lets calls in flight finish for `settings.shutdownGraceMs` (or
    * `graceMs`), cuts the rest (each gets an error event and its audit row), then flushes and closes
@@ -158,7 +160,8 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   };
 
   const listeners = new Set<(row: CallRow) => void>();
-  const admin = createAdminHandler(deps, adminToken, listeners);
+  const adminActions = new Set<(action: AdminAction) => void>();
+  const admin = createAdminHandler(deps, adminToken, listeners, undefined, adminActions);
   const inflight = new InflightCalls();
   const server = createGatewayServer(deps, {
     admin,
@@ -222,6 +225,10 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     server,
     createdKey,
     discovery,
+    onAdminAction(fn) {
+      adminActions.add(fn);
+      return () => adminActions.delete(fn);
+    },
     onCall(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);

@@ -17,6 +17,7 @@ import type {
   UsageSummaryOptions,
   UsageSummaryRow,
 } from '../storage/audit-queries.ts';
+import type { AdminTokenInfo, IssuedAdminToken } from '../storage/admin-tokens.ts';
 import type { IssuedKey, KeyPatch, NewKey, StoredKey } from '../storage/keys-repo.ts';
 import type { LogSearch, ProviderStats } from '../storage/log-search.ts';
 import type { PriceInput, UserPrice } from '../storage/prices-repo.ts';
@@ -65,6 +66,15 @@ export interface PricesStore {
   remove(model: string): Awaitable<void>;
 }
 
+/** Admin tokens per person: hashed, shared by every instance on the same state. */
+export interface AdminTokensStore {
+  create(name: string): Awaitable<IssuedAdminToken>;
+  list(options?: { includeRevoked?: boolean }): Awaitable<AdminTokenInfo[]>;
+  revoke(name: string): Awaitable<AdminTokenInfo>;
+  /** The name of the person holding this live token, or null. */
+  holderOf(secret: string): Awaitable<string | null>;
+}
+
 export type DayModelSpend = { day: string; model: string; cost_usd: number; requests: number; unpriced: number; estimated: number };
 
 /** The audit trail's read side (and retention), whatever holds it. */
@@ -104,6 +114,7 @@ export interface GatewayState {
   readonly providers: ProvidersStore;
   readonly aliases: AliasesStore;
   readonly prices: PricesStore;
+  readonly adminTokens: AdminTokensStore;
   readonly calls: CallQueries;
   readonly audit: AuditSink;
   /** The counter every configuration change moves (the poll fallback compares it). */

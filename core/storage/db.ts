@@ -21,6 +21,8 @@ export type StorageErrorCode =
   | 'secret_in_settings'
   | 'alias_not_found'
   | 'price_not_found'
+  | 'admin_token_exists'
+  | 'admin_token_not_found'
   | 'corrupt_row'
   | 'database_corrupt'
   | 'database_empty'

@@ -3,6 +3,7 @@
  * audit writer and its queries, every answer synchronous. The server and the CLI each open their own
  * Store on the same file; a change made by one reaches the other through the polled config version.
  */
+import { AdminTokensRepo } from './admin-tokens-repo.ts';
 import { dataPaths, ensureDataHome, type DataPaths } from '../home.ts';
 import { AliasesRepo } from './aliases-repo.ts';
 import { AuditWriter, type AuditWriterOptions } from './audit-writer.ts';
@@ -33,6 +34,7 @@ export class Store implements GatewayState {
   readonly providers: ProvidersRepo;
   readonly aliases: AliasesRepo;
   readonly prices: PricesRepo;
+  readonly adminTokens: AdminTokensRepo;
   readonly calls: SqliteCallQueries;
   /** Starts no timer until the first row is recorded, so opening a Store from the CLI costs nothing. */
   readonly audit: AuditSink;
@@ -50,6 +52,7 @@ export class Store implements GatewayState {
     this.providers = new ProvidersRepo(db);
     this.aliases = new AliasesRepo(db);
     this.prices = new PricesRepo(db);
+    this.adminTokens = new AdminTokensRepo(db);
     this.audit = options.auditThread && file ? new ThreadedAuditWriter(db, file, options.audit) : new AuditWriter(db, options.audit);
   }
 

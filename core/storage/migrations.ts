@@ -219,6 +219,22 @@ export const MIGRATIONS: readonly Migration[] = [
         FROM calls GROUP BY 1, 2, 3, 4, 5;
     `,
   },
+  {
+    version: 7,
+    name: 'admin tokens per person',
+    sql: `
+      -- A shared gateway's administrators, one token each; only the SHA-256 of the token is kept.
+      -- Revoked tokens stay (with revoked_at) so the audit trail keeps its names; a name is unique among live ones.
+      CREATE TABLE admin_tokens (
+        name       TEXT NOT NULL,
+        hash       TEXT NOT NULL UNIQUE,
+        prefix     TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      ) STRICT;
+      CREATE UNIQUE INDEX admin_tokens_live_name ON admin_tokens (name) WHERE revoked_at IS NULL;
+    `,
+  },
 ];
 
 /** The newest schema this code knows. */

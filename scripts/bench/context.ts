@@ -10,6 +10,7 @@ import type { BenchConfig } from './common.ts';
 import type { LoadSpec } from './load.ts';
 import type { MemoryResult } from './memory.ts';
 import type { FailoverResult, ProfileResult, TargetResult, UpstreamStats } from './results.ts';
+import type { TeamBenchResult } from './team.ts';
 
 export interface BenchContext {
   cfg: BenchConfig;
@@ -30,6 +31,8 @@ export interface BenchContext {
   profiles: ProfileResult[];
   peers: Record<string, string>;
   sections: string[];
+  /** Team mode's rows (scripts/bench/team.ts), when that scenario ran. */
+  team: TeamBenchResult | null;
   /** The gateway's start command, as printed. */
   gatewayCommand: string;
 }

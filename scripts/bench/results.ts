@@ -1,4 +1,5 @@
 /** The benchmark's results: their shape, written as .bench/bench-results.json and printed by report.ts. */
+import type { TeamBenchResult } from './team.ts';
 import type { AuditSummary } from './gateway.ts';
 import type { LoadResult, Stats } from './load.ts';
 import type { MemoryResult } from './memory.ts';
@@ -101,6 +102,8 @@ export interface BenchResults {
   profiles: ProfileResult[];
   /** Markdown from scenario modules with sections of their own. */
   sections: string[];
+  /** Team mode: one instance against three, SQLite against PostgreSQL + Redis (null when not run). */
+  team: TeamBenchResult | null;
 }
 
 export const emptyTarget = (name: string, label: string): TargetResult => ({

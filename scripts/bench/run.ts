@@ -23,6 +23,7 @@ import { installCleanup, killAll, setUpPinning, spawnNode, waitForLine } from '.
 import { profileScenario } from './profile-run.ts';
 import { formatReport } from './report.ts';
 import type { BenchResults, Verdict } from './results.ts';
+import { teamScenario } from './team-scenario.ts';
 import { bareScenario, directScenario, gatewayChatScenario, leanScenario, litellmScenario, messagesScenario, portkeyScenario, responsesScenario } from './targets.ts';
 
 const memoryScenario: Scenario = {
@@ -48,6 +49,7 @@ const SCENARIOS: Scenario[] = [
   litellmScenario,
   failoverScenario,
   memoryScenario,
+  teamScenario,
 ];
 
 const OVERALL_TIMEOUT_MS = 15 * 60_000;
@@ -113,6 +115,7 @@ async function main(): Promise<number> {
     profiles: [],
     peers: {},
     sections: [],
+    team: null,
     gatewayCommand: command.text,
   };
   const stale = readmeMismatch(command);
@@ -179,6 +182,7 @@ async function main(): Promise<number> {
     warnings: ctx.warnings,
     profiles: ctx.profiles,
     sections: ctx.sections,
+    team: ctx.team,
   };
   mkdirSync(OUT_DIR, { recursive: true });
   const jsonFile = path.join(OUT_DIR, 'bench-results.json');

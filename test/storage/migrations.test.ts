@@ -22,7 +22,7 @@ describe('openDatabase', () => {
   it('creates the schema, sets user_version and the pragmas', () => {
     const db = openDatabase(file);
     expect(readSchemaVersion(db)).toBe(SCHEMA_VERSION);
-    expect(tableNames(db)).toEqual(['aliases', 'calls', 'keys', 'meta', 'prices', 'provider_models', 'providers', 'spend_daily', 'usage_hourly']);
+    expect(tableNames(db)).toEqual(['admin_tokens', 'aliases', 'calls', 'keys', 'meta', 'prices', 'provider_models', 'providers', 'spend_daily', 'usage_hourly']);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);

@@ -38,6 +38,8 @@ export async function freePort(): Promise<number> {
 
 export interface RunningServer {
   url: string;
+  /** The server's process (as root, PostgreSQL's is `runuser`'s, the postmaster its child). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -95,7 +97,7 @@ export async function startPostgres(): Promise<RunningServer> {
     await c.end();
     return true;
   }, child);
-  return { url, stop: stopChild(child, dir) };
+  return { url, pid: child.pid ?? -1, stop: stopChild(child, dir) };
 }
 
 /** A fresh database on the server, so each test file starts empty. */
@@ -130,5 +132,5 @@ export async function startRedis(): Promise<RunningServer> {
       r.disconnect();
     }
   }, child);
-  return { url, stop: stopChild(child, dir) };
+  return { url, pid: child.pid ?? -1, stop: stopChild(child, dir) };
 }

@@ -124,6 +124,20 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'admin tokens per person (SQLite schema version 7)',
+    sql: `
+      CREATE TABLE admin_tokens (
+        name       TEXT NOT NULL,
+        hash       TEXT NOT NULL UNIQUE,
+        prefix     TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        revoked_at BIGINT
+      );
+      CREATE UNIQUE INDEX admin_tokens_live_name ON admin_tokens (name) WHERE revoked_at IS NULL;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION: number = PG_MIGRATIONS[PG_MIGRATIONS.length - 1].version;

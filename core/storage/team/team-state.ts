@@ -16,6 +16,7 @@ import { toAlias } from '../aliases-repo.ts';
 import { toStoredKey, type KeyRow } from '../keys-repo.ts';
 import { toPrice, type PriceRow } from '../prices-repo.ts';
 import { toSettings, type ProviderRow } from '../providers-repo.ts';
+import { PgAdminTokens } from './pg-admin-tokens.ts';
 import { PgAuditWriter } from './pg-audit-writer.ts';
 import { PgCallQueries } from './pg-calls.ts';
 import { PgAliases, PgConfigWriter, PgKeys, PgPrices, PgProviders, servedModels } from './pg-config.ts';
@@ -35,6 +36,7 @@ export class TeamState implements GatewayState {
   readonly providers: PgProviders;
   readonly aliases: PgAliases;
   readonly prices: PgPrices;
+  readonly adminTokens: PgAdminTokens;
   readonly calls: PgCallQueries;
   readonly audit: PgAuditWriter;
   readonly redis: Redis;
@@ -57,6 +59,7 @@ export class TeamState implements GatewayState {
     this.providers = new PgProviders(this.#writer);
     this.aliases = new PgAliases(this.#writer);
     this.prices = new PgPrices(this.#writer);
+    this.adminTokens = new PgAdminTokens(pool);
     this.calls = new PgCallQueries(pool);
     this.audit = new PgAuditWriter(pool, audit);
   }
