@@ -6,6 +6,7 @@
 import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import type { StreamPiece, StreamTranslator, SseEvent } from '../types.ts';
+import { plainChunkText } from './chunk-text.ts';
 import { failureFromErrorObject } from './errors.ts';
 
 interface ChunkShape {
@@ -44,6 +45,9 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     if (this.ended) return [];
     const data = ev.data;
     if (data === '[DONE]') return this.complete();
+    // The common chunk (no usage, no error) is relayed as sent: only its text is read, without a parse.
+    const plain = plainChunkText(data);
+    if (plain !== undefined) return [{ kind: 'chunk', json: data, text: plain }];
     let chunk: ChunkShape;
     try {
       chunk = JSON.parse(data) as ChunkShape;

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { plainChunkText } from '../../core/providers/openai/chunk-text.ts';
+import { OpenAIStreamTranslator } from '../../core/providers/openai/stream.ts';
+
+/** What the translator read before the fast path: the first choice's delta.content, else its text, else ''. */
+function parsedText(data: string): string {
+  const c = JSON.parse(data) as { choices?: Array<{ delta?: { content?: unknown }; text?: unknown }> };
+  const f = c.choices?.[0];
+  return typeof f?.delta?.content === 'string' ? f.delta.content : typeof f?.text === 'string' ? f.text : '';
+}
+
+const head = '"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini"';
+const texts = ['', 'Hello', 'a "quoted" word', 'tab\there', 'é ü 中文 🎉', 'back\\slash', '"content": {', '"usage": 1', 'ends with \\'];
+const chunks: string[] = [];
+for (const t of texts) {
+  chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":${JSON.stringify(t)}},"logprobs":null,"finish_reason":null}]}`);
+  chunks.push(`{${head},"choices":[{"index":0,"delta":{"role":"assistant","content":${JSON.stringify(t)},"refusal":null},"finish_reason":null}]}`);
+  chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":${JSON.stringify(t)}}},{"index":1,"delta":{"content":"other"}}]}`);
+  chunks.push(`{${head},"choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":${JSON.stringify(t)}}}]}`);
+  chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":${JSON.stringify(t)}},"logprobs":{"content":[{"token":"x","logprob":-1}]}}]}`);
+  chunks.push(`{${head},"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":${JSON.stringify(t)}}}]}}]}`);
+  chunks.push(`{${head},"choices":[{"index":0,"text":${JSON.stringify(t)},"finish_reason":null}]}`);
+  chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":${JSON.stringify(t)}}}],"system_fingerprint":"fp"}`);
+}
+chunks.push(`{${head},"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`);
+chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":null},"finish_reason":"stop"}]}`);
+chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":7}}]}`);
+
+describe("plainChunkText (reading a chunk's text without JSON.parse)", () => {
+  it('gives the parsed text whenever it answers, and answers for the common shapes', () => {
+    let answered = 0;
+    for (const c of chunks) {
+      const fast = plainChunkText(c);
+      if (fast === undefined) continue;
+      answered++;
+      expect(fast, c).toBe(parsedText(c));
+    }
+    // The plain content, role and finish chunks of every text above take the fast path.
+    expect(answered).toBeGreaterThanOrEqual(texts.length * 2);
+  });
+
+  it('declines chunks that need the full parse (usage, errors, choices: [], garbage)', () => {
+    expect(plainChunkText(`{${head},"choices":[{"index":0,"delta":{"content":"a"}}],"usage":null}`)).toBeUndefined();
+    expect(plainChunkText(`{${head},"choices":[],"usage":{"prompt_tokens":1}}`)).toBeUndefined();
+    expect(plainChunkText(`{${head},"choices":[]}`)).toBeUndefined();
+    expect(plainChunkText('{"error":{"message":"boom"}}')).toBeUndefined();
+    expect(plainChunkText('{"id": "oops", "choices": [ <html>502 Bad Gateway</html>')).toBeUndefined();
+  });
+
+  it('the translator relays such chunks byte for byte with their text', () => {
+    const t = new OpenAIStreamTranslator();
+    const data = chunks[0];
+    expect(t.push({ event: null, data })).toEqual([{ kind: 'chunk', json: data, text: '' }]);
+    const hello = chunks[8];
+    expect(t.push({ event: null, data: hello })).toEqual([{ kind: 'chunk', json: hello, text: 'Hello' }]);
+  });
+});
