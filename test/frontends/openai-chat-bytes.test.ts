@@ -28,6 +28,15 @@ describe("the client's request bytes, forwarded when nothing is rewritten", () =
     expect(clientChatText(body, text, refusing)).toBe(text);
   });
 
+  it("stream: the client's own include_usage: true is forwarded as sent", () => {
+    const text = JSON.stringify({ model: 'gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true } });
+    const body = JSON.parse(text) as ChatRequest;
+    expect(clientChatText(body, text, ctx({ stream: true }))).toBe(text);
+    expect(JSON.parse(text)).toEqual(openAIChatBody(body, ctx({ stream: true })));
+    const refusing = ctx({ stream: true, provider: { ...provider, options: { streamOptions: false } } });
+    expect(clientChatText(body, text, refusing)).toBeNull();
+  });
+
   it('declines when a rewrite applies: another model, `user`, the client\'s own stream_options', () => {
     const t = (b: Record<string, unknown>) => JSON.stringify(b);
     const cases: Array<[Record<string, unknown>, CallContext]> = [

@@ -45,14 +45,20 @@ export function openAIChatRequest(body: ChatRequest, ctx: CallContext, path = '/
 /**
  * The client's own text of `body` when `openAIChatBody` would change nothing but add `stream_options`
  * (spliced in before the closing brace): the common call then costs no re-serialisation (a 100 KB prompt
- * ~100 µs). Null when a rewrite applies (another model name, `user`, the client's own `stream_options`).
+ * ~100 µs). Null when a rewrite applies (another model name, `user`, `stream_options` to change or drop).
  */
 export function clientChatText(body: ChatRequest, text: string, ctx: CallContext): string | null {
-  if (body.model !== ctx.model || 'stream_options' in body) return null;
+  if (body.model !== ctx.model) return null;
   for (const k of DROPPED_FIELDS) if (k in body) return null;
-  if (!ctx.stream) return body.stream === true ? null : text;
+  const hasOptions = 'stream_options' in body;
+  if (!ctx.stream) return body.stream === true || hasOptions ? null : text;
   if (body.stream !== true) return null;
-  if (rejectsStreamOptions(ctx)) return text;
+  if (rejectsStreamOptions(ctx)) return hasOptions ? null : text;
+  if (hasOptions) {
+    // The client's own `{ include_usage: true, ... }` is what the rewrite would send anyway.
+    const o = body.stream_options;
+    return o !== null && typeof o === 'object' && !Array.isArray(o) && (o as Record<string, unknown>).include_usage === true ? text : null;
+  }
   const end = text.lastIndexOf('}');
   // The body is a non-empty object (it has `model`), so a member can follow its last one.
   if (end === -1 || text.slice(end + 1).trim() !== '') return null;
