@@ -21,7 +21,7 @@ export async function handleMessages(ctx: RequestContext, raw: Record<string, un
   await runCall(ctx, {
     frontEnd: anthropicMessagesFrontEnd,
     request,
-    codecFor: anthropicCodecFor(request),
+    codecFor: anthropicCodecFor(request, ctx.bodyText),
     promptTokens: () => countTokens(prompt),
     estimate: async (text): Promise<Usage> => {
       await warmTokenizer().catch(() => undefined);

@@ -10,6 +10,7 @@ import { streamErrorFailure } from './errors.ts';
 import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
 import type { AnthropicUsage } from './wire.ts';
 import { anthropicBase, anthropicHeaders } from './request.ts';
+import { uniqueStringValue } from '../plain-json-string.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -41,13 +42,21 @@ export function forwardedAnthropicHeaders(headers: Record<string, string | strin
 }
 
 export function anthropicPassthroughRequest(raw: Record<string, unknown>, forward: Record<string, string>, ctx: CallContext, path = '/v1/messages'): UpstreamRequest {
-  const body: Obj = { ...raw, model: ctx.model };
-  if ('messages' in raw) body.messages = withoutForeignThinking(raw.messages);
+  const messages = 'messages' in raw ? withoutForeignThinking(raw.messages) : undefined;
+  // Nothing to rewrite (same model, no foreign thinking): the client's own bytes go, not a re-serialisation.
+  const asSent = ctx.bodyText !== undefined && raw.model === ctx.model && messages === raw.messages;
+  let text: string;
+  if (asSent) text = ctx.bodyText as string;
+  else {
+    const body: Obj = { ...raw, model: ctx.model };
+    if ('messages' in raw) body.messages = messages;
+    text = JSON.stringify(body);
+  }
   return {
     method: 'POST',
     url: `${anthropicBase(ctx.provider.baseUrl)}${path}`,
     headers: { ...anthropicHeaders(ctx.apiKey, true), ...forward, ...(ctx.apiKey !== null ? { 'x-api-key': ctx.apiKey } : {}) },
-    body: JSON.stringify(body),
+    body: text,
   };
 }
 
@@ -82,7 +91,10 @@ export class AnthropicPassthroughDecoder implements FrameDecoder {
     }
     if (name === 'content_block_delta') {
       let text = '';
-      if (ev.data.includes('"text_delta"') || ev.data.includes('"input_json_delta"')) {
+      // The text is read without a parse when its key is plainly the only one (see plain-json-string.ts).
+      const plain = ev.data.includes('"text_delta"') ? uniqueStringValue(ev.data, 'text') : ev.data.includes('"input_json_delta"') ? uniqueStringValue(ev.data, 'partial_json') : '';
+      if (plain !== undefined) text = plain;
+      else {
         try {
           const d = (JSON.parse(ev.data) as Obj).delta as Obj;
           text = typeof d?.text === 'string' ? d.text : typeof d?.partial_json === 'string' ? d.partial_json : '';
