@@ -36,7 +36,8 @@ function parts(content: unknown): ContentPart[] {
 
 const texts = (content: unknown): TextPart[] => parts(content).filter((p): p is TextPart => p.type === 'text');
 
-export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders): CallRequest {
+/** The conversation and tools in the call model: only a translated call (an Anthropic upstream) reads them. */
+function conversation(body: ChatRequest): Pick<CallRequest, 'system' | 'messages' | 'tools'> {
   const system: TextPart[] = [];
   const messages: CallMessage[] = [];
   for (const m of body.messages) {
@@ -65,6 +66,10 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
       ...(typeof fn.strict === 'boolean' ? { strict: fn.strict } : {}),
     });
   }
+  return { system, messages, tools };
+}
+
+export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders): CallRequest {
   const tc = body.tool_choice;
   const toolChoice: CallRequest['toolChoice'] =
     tc === 'auto' || tc === 'none' || tc === 'required' ? { type: tc } : isObj(tc) && isObj(tc.function) && typeof tc.function.name === 'string' ? { type: 'tool', name: tc.function.name } : undefined;
@@ -76,12 +81,9 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
   const beta = headers['anthropic-beta'];
   if (typeof beta === 'string') forwardHeaders['anthropic-beta'] = beta;
   const effort = body.reasoning_effort;
-  return {
+  const request: Omit<CallRequest, 'system' | 'messages' | 'tools'> = {
     inbound: 'openai-chat',
     model: body.model,
-    system,
-    messages,
-    tools,
     ...(toolChoice ? { toolChoice } : {}),
     ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
     maxOutputTokens: typeof max === 'number' && max > 0 ? max : null,
@@ -102,4 +104,23 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
     forwardHeaders,
     raw: body,
   };
+  return withLazyConversation(request, body);
+}
+
+/**
+ * The request with `system`, `messages` and `tools` built on first read: the pass-through to an
+ * OpenAI-protocol upstream (the common case) sends the client's body and never reads them.
+ */
+function withLazyConversation(request: Omit<CallRequest, 'system' | 'messages' | 'tools'>, body: ChatRequest): CallRequest {
+  let built: Pick<CallRequest, 'system' | 'messages' | 'tools'> | null = null;
+  const get = () => (built ??= conversation(body));
+  const lazy = <K extends 'system' | 'messages' | 'tools'>(k: K): PropertyDescriptor => ({
+    enumerable: true,
+    configurable: true,
+    get: () => get()[k],
+    set(v: CallRequest[K]) {
+      Object.defineProperty(request, k, { value: v, writable: true, enumerable: true, configurable: true });
+    },
+  });
+  return Object.defineProperties(request, { system: lazy('system'), messages: lazy('messages'), tools: lazy('tools') }) as CallRequest;
 }
