@@ -53,5 +53,10 @@ describe("plainChunkText (reading a chunk's text without JSON.parse)", () => {
     expect(t.push({ event: null, data })).toEqual([{ kind: 'chunk', json: data, text: '' }]);
     const hello = chunks[8];
     expect(t.push({ event: null, data: hello })).toEqual([{ kind: 'chunk', json: hello, text: 'Hello' }]);
+    // OpenAI's `"usage":null` on every chunk (usage asked for) is cut, as the parsing path cuts it.
+    const withNull = `${hello.slice(0, -1)},"usage":null}`;
+    expect(t.push({ event: null, data: withNull })).toEqual([{ kind: 'chunk', json: hello, text: 'Hello' }]);
+    const empty = `{${head},"choices":[],"usage":null}`;
+    expect(t.push({ event: null, data: empty })).toEqual([]);
   });
 });

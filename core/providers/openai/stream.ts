@@ -46,8 +46,11 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     const data = ev.data;
     if (data === '[DONE]') return this.complete();
     // The common chunk (no usage, no error) is relayed as sent: only its text is read, without a parse.
-    const plain = plainChunkText(data);
-    if (plain !== undefined) return [{ kind: 'chunk', json: data, text: plain }];
+    // With usage asked for, OpenAI ends each such chunk with `"usage":null`: cut as text (below), the same.
+    const nullUsage = data.endsWith(USAGE_NULL_TAIL) && data.indexOf('"usage"') === data.length - USAGE_NULL_TAIL.length + 1;
+    const relayed = nullUsage ? `${data.slice(0, -USAGE_NULL_TAIL.length)}}` : data;
+    const plain = plainChunkText(relayed);
+    if (plain !== undefined) return [{ kind: 'chunk', json: relayed, text: plain }];
     let chunk: ChunkShape;
     try {
       chunk = JSON.parse(data) as ChunkShape;
