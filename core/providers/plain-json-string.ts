@@ -1,42 +1,20 @@
 /**
- * Reads one string member of a JSON text without parsing it, for stream events that are relayed as
- * sent and only need their text (for estimates and the audit row). Answers `undefined` whenever it
- * is not certain, and the caller parses instead.
+ * Helpers for reading the text of stream events that are relayed as sent, without `JSON.parse`: the
+ * callers match the whole event with one anchored regular expression (so no other key can hide in it)
+ * and decode only the captured string. Anything unusual answers `undefined`, and the caller parses.
  */
 
-/**
- * The value of `"key":` when that key occurs exactly once in `json` and its value is a string. A key
- * cannot hide inside a string value (its quotes would be escaped there), so one occurrence is the key.
- */
-export function uniqueStringValue(json: string, key: string): string | undefined {
-  const needle = `"${key}":`;
-  const at = json.indexOf(needle);
-  if (at === -1 || json.indexOf(`"${key}"`, at + 1) !== -1 || json.indexOf(`"${key}"`) !== at) return undefined;
-  return stringAt(json, at + needle.length);
-}
+const NEEDS_DECODING = /[\\\u0000-\u001f]/;
 
-/** The JSON string literal starting at `start` (after optional spaces), decoded; undefined if there is none. */
-export function stringAt(json: string, start: number): string | undefined {
-  let i = start;
-  while (json.charCodeAt(i) === 32) i++;
-  if (json.charCodeAt(i) !== 34) return undefined;
-  let escaped = false;
-  for (let j = i + 1; j < json.length; j++) {
-    const c = json.charCodeAt(j);
-    if (c === 92) {
-      escaped = true;
-      j++;
-      continue;
-    }
-    if (c === 34) {
-      if (!escaped) return json.slice(i + 1, j);
-      try {
-        return JSON.parse(json.slice(i, j + 1)) as string;
-      } catch {
-        return undefined;
-      }
-    }
-    if (c < 32) return undefined;
+/** The body of a JSON string literal (between its quotes), decoded; undefined when it is not valid JSON. */
+export function decodeStringBody(raw: string): string | undefined {
+  if (!NEEDS_DECODING.test(raw)) return raw;
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
+
+/** A JSON string literal's body inside a regular expression: plain characters or escapes. */
+export const STRING_BODY = '((?:[^"\\\\]|\\\\.)*)';

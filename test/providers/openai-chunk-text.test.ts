@@ -23,6 +23,7 @@ for (const t of texts) {
   chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":${JSON.stringify(t)}}}],"system_fingerprint":"fp"}`);
 }
 chunks.push(`{${head},"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`);
+chunks.push(`{${head},"service_tier":"default","system_fingerprint":"fp","choices":[{"index":0,"delta":{"content":"ok \\u00e9"},"logprobs":null,"finish_reason":null}],"obfuscation":"abc"}`);
 chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":null},"finish_reason":"stop"}]}`);
 chunks.push(`{${head},"choices":[{"index":0,"delta":{"content":7}}]}`);
 
@@ -45,6 +46,10 @@ describe("plainChunkText (reading a chunk's text without JSON.parse)", () => {
     expect(plainChunkText(`{${head},"choices":[]}`)).toBeUndefined();
     expect(plainChunkText('{"error":{"message":"boom"}}')).toBeUndefined();
     expect(plainChunkText('{"id": "oops", "choices": [ <html>502 Bad Gateway</html>')).toBeUndefined();
+    // Not JSON (a raw control character, a bad escape): the parse decides, as before.
+    expect(plainChunkText(`{"id":"a\u0001b","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}`)).toBeUndefined();
+    expect(plainChunkText('{"id":"a","choices":[{"index":0,"delta":{"content":"\\x"},"finish_reason":null}]}')).toBeUndefined();
+    expect(plainChunkText('{"id":"a","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"unknown":1}')).toBeUndefined();
   });
 
   it('the translator relays such chunks byte for byte with their text', () => {

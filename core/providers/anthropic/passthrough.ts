@@ -10,7 +10,7 @@ import { streamErrorFailure } from './errors.ts';
 import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
 import type { AnthropicUsage } from './wire.ts';
 import { anthropicBase, anthropicHeaders } from './request.ts';
-import { uniqueStringValue } from '../plain-json-string.ts';
+import { STRING_BODY, decodeStringBody } from '../plain-json-string.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -60,6 +60,9 @@ export function anthropicPassthroughRequest(raw: Record<string, unknown>, forwar
   };
 }
 
+/** A text or tool-input delta as Anthropic writes it (nothing else in the event). */
+const PLAIN_DELTA = new RegExp(`^\\{"type":"content_block_delta","index":\\d+,"delta":\\{"type":"(?:text_delta","text|input_json_delta","partial_json)":"${STRING_BODY}"\\}\\}$`);
+
 /** Relays Anthropic's events as they are; reads usage from `message_start` and `message_delta`. */
 export class AnthropicPassthroughDecoder implements FrameDecoder {
   private usage: AnthropicUsage = {};
@@ -91,10 +94,11 @@ export class AnthropicPassthroughDecoder implements FrameDecoder {
     }
     if (name === 'content_block_delta') {
       let text = '';
-      // The text is read without a parse when its key is plainly the only one (see plain-json-string.ts).
-      const plain = ev.data.includes('"text_delta"') ? uniqueStringValue(ev.data, 'text') : ev.data.includes('"input_json_delta"') ? uniqueStringValue(ev.data, 'partial_json') : '';
+      // The usual delta, matched whole, has its text read without a parse.
+      const m = PLAIN_DELTA.exec(ev.data);
+      const plain = m === null ? undefined : decodeStringBody(m[1]);
       if (plain !== undefined) text = plain;
-      else {
+      else if (ev.data.includes('"text_delta"') || ev.data.includes('"input_json_delta"')) {
         try {
           const d = (JSON.parse(ev.data) as Obj).delta as Obj;
           text = typeof d?.text === 'string' ? d.text : typeof d?.partial_json === 'string' ? d.partial_json : '';
