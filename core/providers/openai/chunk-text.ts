@@ -12,11 +12,20 @@ import { STRING_BODY, decodeStringBody } from '../plain-json-string.ts';
 const MEMBER = '(?:"(?:id|object|model|system_fingerprint|service_tier|obfuscation)":"[^"\\\\\\u0000-\\u001f]*"|"created":\\d+)';
 const DELTA = `\\{(?:"role":"assistant"(?:,"content":(?:"${STRING_BODY}"|null))?|"content":(?:"${STRING_BODY}"|null))?(?:,"refusal":null)?\\}`;
 const CHOICE = `\\{"index":0,"delta":${DELTA}(?:,"logprobs":null)?,"finish_reason":(?:null|"[a-z_]+")\\}`;
-const PLAIN_CHUNK = new RegExp(`^\\{(?:${MEMBER},)*"choices":\\[${CHOICE}\\](?:,${MEMBER})*\\}$`);
+/** `"usage":null` may end the chunk (OpenAI writes it on every chunk once usage is asked for). */
+const PLAIN_CHUNK = new RegExp(`^\\{(?:${MEMBER},)*"choices":\\[${CHOICE}\\](?:,${MEMBER})*(,"usage":null)?\\}$`);
+const USAGE_NULL_TAIL = ',"usage":null}';
 
 export function plainChunkText(data: string): string | undefined {
+  return plainChunk(data)?.text;
+}
+
+/** The chunk to relay (a trailing `"usage":null` cut: the gateway alone places usage) and its text; undefined when unsure. */
+export function plainChunk(data: string): { json: string; text: string } | undefined {
   const m = PLAIN_CHUNK.exec(data);
   if (m === null) return undefined;
   const raw = m[1] ?? m[2];
-  return raw === undefined ? '' : decodeStringBody(raw);
+  const text = raw === undefined ? '' : decodeStringBody(raw);
+  if (text === undefined) return undefined;
+  return { json: m[3] === undefined ? data : `${data.slice(0, -USAGE_NULL_TAIL.length)}}`, text };
 }

@@ -6,7 +6,7 @@
 import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import type { StreamPiece, StreamTranslator, SseEvent } from '../types.ts';
-import { plainChunkText } from './chunk-text.ts';
+import { plainChunk } from './chunk-text.ts';
 import { failureFromErrorObject } from './errors.ts';
 
 interface ChunkShape {
@@ -47,10 +47,8 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     if (data === '[DONE]') return this.complete();
     // The common chunk (no usage, no error) is relayed as sent: only its text is read, without a parse.
     // With usage asked for, OpenAI ends each such chunk with `"usage":null`: cut as text (below), the same.
-    const nullUsage = data.endsWith(USAGE_NULL_TAIL) && data.indexOf('"usage"') === data.length - USAGE_NULL_TAIL.length + 1;
-    const relayed = nullUsage ? `${data.slice(0, -USAGE_NULL_TAIL.length)}}` : data;
-    const plain = plainChunkText(relayed);
-    if (plain !== undefined) return [{ kind: 'chunk', json: relayed, text: plain }];
+    const plain = plainChunk(data);
+    if (plain !== undefined) return [{ kind: 'chunk', json: plain.json, text: plain.text }];
     let chunk: ChunkShape;
     try {
       chunk = JSON.parse(data) as ChunkShape;
