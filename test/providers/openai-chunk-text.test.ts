@@ -65,3 +65,29 @@ describe("plainChunkText (reading a chunk's text without JSON.parse)", () => {
     expect(t.push({ event: null, data: empty })).toEqual([]);
   });
 });
+
+describe('the neutral OpenAI decoder reads plain chunks without a parse, with the same events', () => {
+  const chunkOf = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown>) =>
+    JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra });
+  const stream = (extra: Record<string, unknown>) => [
+    chunkOf({ role: 'assistant', content: '' }, null, extra),
+    ...['Hel', '', 'lo "you"', ' é\n'].map((t) => chunkOf({ content: t }, null, extra)),
+    chunkOf({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, null, extra),
+    chunkOf({ content: 'after tool' }, null, extra),
+    chunkOf({}, 'stop', extra),
+    JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } }),
+    '[DONE]',
+  ];
+  it('gives the events the parsing path gives', async () => {
+    const { OpenAIFrameDecoder } = await import('../../core/providers/openai/decode-call.ts');
+    const run = (events: string[]) => {
+      const d = new OpenAIFrameDecoder();
+      return events.flatMap((data) => d.push({ event: null, data }));
+    };
+    // An unknown key keeps every chunk off the fast path: the parse alone decides there.
+    const parsed = run(stream({ x_unknown: 1 }));
+    const fast = run(stream({}));
+    expect(fast).toEqual(parsed);
+    expect(fast.filter((f) => f.kind === 'event' && f.event.type === 'text-delta')).toHaveLength(4);
+  });
+});
