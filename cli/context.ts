@@ -1,22 +1,39 @@
-/** What every command needs: the data home, the store on it, and output helpers. */
-import { dataPaths, resolveDataHome } from '../core/home.ts';
+/** What every command needs: the data home, the state on it (SQLite, or a team's PostgreSQL + Redis), and output helpers. */
+import { dataPaths, ensureDataHome, resolveDataHome } from '../core/home.ts';
+import { loadSettings } from '../core/settings.ts';
+import type { GatewayState } from '../core/state/gateway-state.ts';
+import { openGatewayState } from '../core/state/open-state.ts';
 import { storageErrorFor } from '../core/storage/db.ts';
-import { Store } from '../core/storage/index.ts';
 
 export function dataHome(): string {
   return resolveDataHome();
 }
 
-/** Opens the store, runs `fn`, and closes it even when `fn` throws. A SQLite failure names the file. */
-export async function withStore<T>(fn: (store: Store, home: string) => T | Promise<T>): Promise<T> {
+/**
+ * Opens the state the server on this home uses: team mode when `--database`/`--redis` were given
+ * (they set GATEWAY_DATABASE_URL / GATEWAY_REDIS_URL for the command), or the environment or
+ * settings.json name them; else the home's SQLite file.
+ */
+export async function openCliState(home: string): Promise<GatewayState> {
+  ensureDataHome(home);
+  const file = dataPaths(home).settings;
+  const settings = loadSettings(file);
+  const { state } = await openGatewayState({ home, team: { database: settings.database, redis: settings.redis } });
+  return state;
+}
+
+/** Opens the state, runs `fn`, and closes it even when `fn` throws. A SQLite failure names the file. */
+export async function withStore<T>(fn: (store: GatewayState, home: string) => T | Promise<T>): Promise<T> {
   const home = dataHome();
-  const store = Store.open(home);
+  const store = await openCliState(home).catch((err: unknown) => {
+    throw storageErrorFor(err, dataPaths(home).db);
+  });
   try {
     return await fn(store, home);
   } catch (err) {
     throw storageErrorFor(err, dataPaths(home).db);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { StorageError } from '../core/storage/db.ts';
 import { KeychainUnavailableError } from '../core/secrets/secret-store.ts';
+import { TeamConfigError } from '../core/state/team-urls.ts';
 import { CliError } from './cli-error.ts';
 import { packageVersion } from './package-info.ts';
 import { registerAliases } from './commands/aliases.ts';
@@ -24,7 +25,15 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-v, --version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    // Team mode for every command: the same state as `gateway start --database ... --redis ...`.
+    .option('--database <url>', 'team mode: PostgreSQL URL (or GATEWAY_DATABASE_URL, or "database" in settings.json)')
+    .option('--redis <url>', 'team mode: Redis URL (or GATEWAY_REDIS_URL, or "redis" in settings.json)')
+    .hook('preAction', () => {
+      const o = program.opts<{ database?: string; redis?: string }>();
+      if (o.database) process.env.GATEWAY_DATABASE_URL = o.database;
+      if (o.redis) process.env.GATEWAY_REDIS_URL = o.redis;
+    });
   registerStart(program);
   registerInit(program);
   registerProviders(program);
@@ -64,7 +73,7 @@ function exitCodeFor(err: unknown): number {
     process.stderr.write(`gateway: ${err.message}\n`);
     return err.exitCode;
   }
-  if (err instanceof StorageError || err instanceof KeychainUnavailableError) {
+  if (err instanceof StorageError || err instanceof KeychainUnavailableError || err instanceof TeamConfigError) {
     process.stderr.write(`gateway: ${err.message}\n`);
     return 1;
   }

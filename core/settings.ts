@@ -52,6 +52,10 @@ export const settingsSchema = z
         queueTimeoutMs: z.number().int().positive().default(30_000),
       })
       .prefault({}),
+    /** Team mode: the PostgreSQL URL holding keys, providers, prices and the audit log (needs `redis` too). */
+    database: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
+    /** Team mode: the Redis URL holding budget reservations, rate-limit windows and change notification. */
+    redis: z.string().regex(/^rediss?:\/\//, 'a redis:// URL').optional(),
     /** Record or replay every model call (see README "Record and replay"); a key's own cassette wins. */
     cassettes: cassetteConfigSchema.optional(),
   })

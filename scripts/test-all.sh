@@ -36,5 +36,6 @@ export GATEWAY_REQUIRE_SDKS=1
 export GATEWAY_REQUIRE_BROWSER=1
 export GATEWAY_TEST_PACKAGE=1
 export GATEWAY_REQUIRE_DESKTOP=1
+export GATEWAY_REQUIRE_TEAM=1
 npm run lint
 exec scripts/with-keyring.sh npm test

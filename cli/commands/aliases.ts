@@ -20,11 +20,11 @@ export function registerAliases(program: Command): void {
         return { provider: t.slice(0, slash), model: t.slice(slash + 1) };
       });
       if (targets.length === 0) throw usageError('give at least one provider/model target');
-      await withStore((store) => {
+      await withStore(async (store) => {
         for (const t of targets) {
-          if (!store.providers.get(t.provider)) throw new CliError(`No provider named "${t.provider}"; add it with \`gateway providers add ${t.provider} ...\`.`);
+          if (!(await store.providers.get(t.provider))) throw new CliError(`No provider named "${t.provider}"; add it with \`gateway providers add ${t.provider} ...\`.`);
         }
-        store.aliases.set(name, targets, opts.strategy as Strategy);
+        await store.aliases.set(name, targets, opts.strategy as Strategy);
         note(`Alias "${name}" → ${targets.map((t) => `${t.provider}/${t.model}`).join(', ')} (${opts.strategy}).`);
       });
     });
@@ -34,8 +34,8 @@ export function registerAliases(program: Command): void {
     .description('list aliases')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      await withStore((store) => {
-        const list = store.aliases.list();
+      await withStore(async (store) => {
+        const list = await store.aliases.list();
         if (opts.json) return printJson(list);
         if (list.length === 0) return note('No aliases. Add one with `gateway aliases set NAME provider/model,...`.');
         table(['NAME', 'STRATEGY', 'TARGETS'], list.map((a) => [a.name, a.strategy, a.targets.map((t) => `${t.provider}/${t.model}`).join(', ')]));
@@ -46,9 +46,9 @@ export function registerAliases(program: Command): void {
     .command('remove <name>')
     .description('remove an alias')
     .action(async (name: string) => {
-      await withStore((store) => {
-        if (!store.aliases.get(name)) throw new CliError(`No alias named "${name}".`);
-        store.aliases.remove(name);
+      await withStore(async (store) => {
+        if (!(await store.aliases.get(name))) throw new CliError(`No alias named "${name}".`);
+        await store.aliases.remove(name);
         note(`Alias "${name}" removed.`);
       });
     });

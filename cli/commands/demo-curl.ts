@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { hashLocalKey } from '../../core/keys/local-key.ts';
-import type { Store } from '../../core/storage/index.ts';
+import type { GatewayState } from '../../core/state/gateway-state.ts';
 
 export const demoKeyFile = (home: string): string => path.join(home, 'demo-key');
 
@@ -17,8 +17,8 @@ export function saveDemoKey(home: string, secret: string): void {
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The command, or null when no demo key is known (its file is gone, or the key was disabled or rotated). */
-export function demoCurl(home: string, baseUrl: string, createdSecret: string | null, store: Store): string | null {
-  if (!store.providers.list().some((p) => p.type === 'demo')) return null;
+export async function demoCurl(home: string, baseUrl: string, createdSecret: string | null, store: GatewayState): Promise<string | null> {
+  if (!(await store.providers.list()).some((p) => p.type === 'demo')) return null;
   let auth: string;
   if (createdSecret) auth = `"Authorization: Bearer ${createdSecret}"`;
   else {
@@ -28,7 +28,7 @@ export function demoCurl(home: string, baseUrl: string, createdSecret: string | 
     } catch {
       return null;
     }
-    if (store.keys.findByHash(hashLocalKey(saved))?.state !== 'active') return null;
+    if ((await store.keys.findByHash(hashLocalKey(saved)))?.state !== 'active') return null;
     auth = `"Authorization: Bearer $(cat ${shellQuote(demoKeyFile(home))})"`;
   }
   const body = JSON.stringify({ model: 'demo-chat', messages: [{ role: 'user', content: 'hi' }] });

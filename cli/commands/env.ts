@@ -29,21 +29,21 @@ export function registerEnv(program: Command): void {
       if (opts.for !== undefined && !(ENV_FOR_TOOLS as readonly string[]).includes(opts.for)) {
         throw usageError(`--for: unknown tool "${opts.for}"; one of ${ENV_FOR_TOOLS.join(', ')}.`);
       }
-      await withStore((store, home) => {
+      await withStore(async (store, home) => {
         const baseUrl = gatewayBaseUrl(home);
         let key: string | null = null;
         if (opts.newKey) {
           // Re-running it (a new shell, a lost key) must work: the key of that name gets a new secret.
-          const existing = store.keys.findByName(opts.newKey);
+          const existing = await store.keys.findByName(opts.newKey);
           if (existing) {
-            key = store.keys.rotate(opts.newKey).secret;
+            key = (await store.keys.rotate(opts.newKey)).secret;
             note(`Key "${opts.newKey}" existed: it has a new secret now (rotated; the old one stopped working).`);
             if (existing.state === 'disabled') note(`It is disabled: \`gateway keys enable ${opts.newKey}\` before using it.`);
           } else {
-            key = store.keys.create({ name: opts.newKey }).secret;
+            key = (await store.keys.create({ name: opts.newKey })).secret;
             note(`Key "${opts.newKey}" created.`);
           }
-          const fed = store.providers.list().filter((p) => p.keySource === 'env' && p.keyEnv === 'OPENAI_API_KEY');
+          const fed = (await store.providers.list()).filter((p) => p.keySource === 'env' && p.keyEnv === 'OPENAI_API_KEY');
           if (fed.length > 0) {
             note(
               `Note: provider ${fed.map((p) => `"${p.name}"`).join(', ')} reads its own key from $OPENAI_API_KEY, which this sets to the gateway key in this shell. ` +

@@ -12,7 +12,7 @@ import { DEFAULT_BASE_URLS, PRESETS } from '../../core/providers/presets.ts';
 import { KNOWN_KEY_VARS, type KnownKeyVar } from '../../core/providers/known-env.ts';
 import { probeKeychain } from '../../core/secrets/keychain.ts';
 import { readServerState } from '../../core/server-state.ts';
-import type { Store } from '../../core/storage/index.ts';
+import type { GatewayState } from '../../core/state/gateway-state.ts';
 import { holdsGatewayKey } from '../../core/upstream/provider-keys.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { note, printJson, withStore } from '../context.ts';
@@ -40,8 +40,8 @@ function usableBaseUrl(value: string | undefined, home: string): string | null {
   return value.replace(/\/+$/, '');
 }
 
-function findCandidates(store: Store, home: string, env: NodeJS.ProcessEnv): Candidate[] {
-  const providers = store.providers.list();
+async function findCandidates(store: GatewayState, home: string, env: NodeJS.ProcessEnv): Promise<Candidate[]> {
+  const providers = await store.providers.list();
   const out: Candidate[] = [];
   for (const known of KNOWN_KEY_VARS) {
     const variable = known.vars.find((v) => (env[v] ?? '').trim() !== '');
@@ -51,7 +51,7 @@ function findCandidates(store: Store, home: string, env: NodeJS.ProcessEnv): Can
     let skip: string | null = null;
     const reader = providers.find((p) => p.keySource === 'env' && p.keyEnv === variable);
     if (holdsGatewayKey(env[variable])) skip = 'it holds a gateway key (sk-gw-...), not a provider key';
-    else if (store.providers.get(known.name)) skip = `a provider named "${known.name}" exists already`;
+    else if ((await store.providers.get(known.name))) skip = `a provider named "${known.name}" exists already`;
     else if (reader) skip = `provider "${reader.name}" already reads it`;
     out.push({ known, variable, baseUrl, skip });
   }
@@ -79,7 +79,7 @@ async function confirm(question: string): Promise<boolean> {
   }
 }
 
-async function addAll(store: Store, home: string, chosen: Candidate[], mode: 'keychain' | 'env', env: NodeJS.ProcessEnv): Promise<string[]> {
+async function addAll(store: GatewayState, home: string, chosen: Candidate[], mode: 'keychain' | 'env', env: NodeJS.ProcessEnv): Promise<string[]> {
   if (mode === 'keychain') {
     const probe = await probeKeychain(home);
     if (!probe.ok) {
@@ -93,7 +93,7 @@ async function addAll(store: Store, home: string, chosen: Candidate[], mode: 'ke
     const { known } = c;
     if (mode === 'keychain') await storeSecret(home, known.name, (env[c.variable] ?? '').trim());
     const options = known.preset ? { ...PRESETS[known.preset].options } : {};
-    store.providers.add({
+    (await store.providers.add({
       name: known.name,
       type: known.type,
       preset: known.preset,
@@ -103,7 +103,7 @@ async function addAll(store: Store, home: string, chosen: Candidate[], mode: 'ke
       keyEnv: mode === 'env' ? c.variable : null,
       keySource: mode,
       options,
-    });
+    }));
     added.push(known.name);
   }
   return added;
@@ -118,7 +118,7 @@ interface InitOptions {
 async function runInit(opts: InitOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const mode = opts.keyEnv ? 'env' : 'keychain';
   await withStore(async (store, home) => {
-    const candidates = findCandidates(store, home, env);
+    const candidates = await findCandidates(store, home, env);
     const chosen = candidates.filter((c) => c.skip === null);
     if (candidates.length === 0) {
       note(`No provider keys in the environment (looked for ${KNOWN_KEY_VARS.flatMap((k) => k.vars).join(', ')}).`);
@@ -162,7 +162,7 @@ export async function offerInitOnFirstRun(home: string): Promise<void> {
   if (!process.stdin.isTTY || !process.stdout.isTTY) return;
   const marker = path.join(home, 'init-offered');
   if (existsSync(marker)) return;
-  const wanted = await withStore((store) => store.providers.list().length === 0 && findCandidates(store, home, process.env).some((c) => c.skip === null));
+  const wanted = await withStore(async (store) => (await store.providers.list()).length === 0 && (await findCandidates(store, home, process.env)).some((c) => c.skip === null));
   if (!wanted) return;
   writeFileSync(marker, `${new Date().toISOString()}\n`, { mode: 0o600 });
   note('First run: no provider yet, but your environment has provider keys (`gateway init` does this any time).');

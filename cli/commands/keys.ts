@@ -3,8 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { formatCassetteSpec, parseCassetteSpec } from '../../core/cassettes/mode.ts';
 import type { StoredKey } from '../../core/storage/keys-repo.ts';
-import { spendForKey } from '../../core/storage/audit-queries.ts';
-import type { Database } from '../../core/storage/db.ts';
+import type { CallQueries } from '../../core/state/gateway-state.ts';
 import { periodStart } from '../../core/gateway/budget.ts';
 import { formatUsd } from '../../core/pricing/cost.ts';
 import { usageError } from '../cli-error.ts';
@@ -46,9 +45,9 @@ function checkName(name: string): string {
  * What a key spent in its budget's period (today for a key without a budget), and what is left: the
  * same figures the admin API's key list gives.
  */
-export function keySpend(db: Database, k: StoredKey): { spent_usd: number; spent_period: string; remaining_usd: number | null } {
+export async function keySpend(calls: CallQueries, k: StoredKey): Promise<{ spent_usd: number; spent_period: string; remaining_usd: number | null }> {
   const period = k.budgetUsd !== null ? (k.budgetPeriod ?? 'total') : 'daily';
-  const spent = spendForKey(db, k.id, periodStart(period));
+  const spent = await calls.spendForKey(k.id, periodStart(period));
   return { spent_usd: spent, spent_period: period, remaining_usd: k.budgetUsd !== null ? Math.max(0, k.budgetUsd - spent) : null };
 }
 
@@ -83,8 +82,8 @@ export function registerKeys(program: Command): void {
     .action(async (opts: Record<string, string>) => {
       const name = checkName(opts.name);
       const limits = parseLimits(opts);
-      await withStore((store) => {
-        const issued = store.keys.create({ name, ...limits });
+      await withStore(async (store) => {
+        const issued = await store.keys.create({ name, ...limits });
         out(issued.secret);
         note(`Key "${name}" created. It is shown only this once; store it in your tool's settings.`);
       });
@@ -96,14 +95,15 @@ export function registerKeys(program: Command): void {
     .option('--all', 'include deleted keys')
     .option('--json', 'print JSON')
     .action(async (opts: { all?: boolean; json?: boolean }) => {
-      await withStore((store) => {
-        const list = store.keys.list({ includeDeleted: opts.all === true });
-        if (opts.json) return printJson(list.map((k) => ({ ...keyJson(k), ...keySpend(store.db, k) })));
+      await withStore(async (store) => {
+        const list = await store.keys.list({ includeDeleted: opts.all === true });
+        if (opts.json) return printJson(await Promise.all(list.map(async (k) => ({ ...keyJson(k), ...(await keySpend(store.calls, k)) }))));
         if (list.length === 0) return note('No keys yet. Create one with `gateway keys create --name mytool`.');
+        const spends = await Promise.all(list.map((k) => keySpend(store.calls, k)));
         table(
           ['NAME', 'KEY', 'STATE', 'SPENT / BUDGET', 'USED', 'RPM', 'TPM', 'MODELS'],
-          list.map((k) => {
-            const s = keySpend(store.db, k);
+          list.map((k, i) => {
+            const s = spends[i];
             const spent = `$${formatUsd(s.spent_usd)}`;
             return [
               k.name,
@@ -125,7 +125,7 @@ export function registerKeys(program: Command): void {
       .command(`${cmd} <name>`)
       .description(description)
       .action(async (name: string) => {
-        await withStore((store) => {
+        await withStore(async (store) => {
           apply(store, name);
           note(`Key "${name}" ${done}.`);
         });
@@ -138,8 +138,8 @@ export function registerKeys(program: Command): void {
     .command('rotate <name>')
     .description('issue a new secret for a key (same name, limits and history); the old one stops working')
     .action(async (name: string) => {
-      await withStore((store) => {
-        const issued = store.keys.rotate(name);
+      await withStore(async (store) => {
+        const issued = await store.keys.rotate(name);
         out(issued.secret);
         note(`Key "${name}" rotated; the old secret no longer works.`);
       });
@@ -160,7 +160,7 @@ export function registerKeys(program: Command): void {
       const cassette = opts.cassette === undefined ? undefined : opts.cassette === false ? null : cassetteSpec(String(opts.cassette));
       const removeBudget = opts.budget === false;
       const limits = parseLimits({ ...opts, budget: removeBudget ? undefined : opts.budget, period: opts.period ?? (opts.budget !== undefined && !removeBudget ? 'total' : undefined) });
-      await withStore((store) => {
+      await withStore(async (store) => {
         const patch: Record<string, unknown> = {};
         if (removeBudget) patch.budgetUsd = null;
         else if (limits.budgetUsd !== undefined) patch.budgetUsd = limits.budgetUsd;
@@ -168,8 +168,8 @@ export function registerKeys(program: Command): void {
         if (limits.rpm !== undefined) patch.rpm = limits.rpm;
         if (limits.tpm !== undefined) patch.tpm = limits.tpm;
         if (opts.models !== undefined) patch.models = limits.models && limits.models.length > 0 ? limits.models : null;
-        store.keys.update(name, patch);
-        if (cassette !== undefined) store.keys.setCassette(name, cassette);
+        await store.keys.update(name, patch);
+        if (cassette !== undefined) (await store.keys.setCassette(name, cassette));
         note(`Key "${name}" updated.`);
       });
     });

@@ -2,8 +2,7 @@
 import type { Command } from 'commander';
 import { callDetailJson } from '../../core/call-json.ts';
 import type { CallJson } from '../../core/call-json.ts';
-import { getCall, purgeCalls } from '../../core/storage/audit-queries.ts';
-import { parseStatusFilter, searchCalls } from '../../core/storage/log-search.ts';
+import { parseStatusFilter } from '../../core/storage/log-search.ts';
 import type { LogSearch } from '../../core/storage/log-search.ts';
 import { formatUsd } from '../../core/pricing/cost.ts';
 import { CliError, usageError } from '../cli-error.ts';
@@ -84,15 +83,15 @@ export function registerLogs(program: Command): void {
       const search = searchOf(opts, limit);
       const print = (c: CallJson) => out(opts.json ? JSON.stringify(c) : formatCallLine(c));
       await withStore(async (store) => {
-        const first = searchCalls(store.db, search);
+        const first = await store.calls.searchCalls(search);
         for (const c of first) print(c);
         if (!opts.follow) return;
         // Following prints oldest-to-newest as calls arrive; the server flushes at least every 200 ms.
         const seen = new Set(first.map((c) => c.id));
         let since = first.length > 0 ? Date.parse(first[0].time) : Date.now() - 1000;
         await new Promise<void>((resolve) => {
-          const timer = setInterval(() => {
-            const fresh = searchCalls(store.db, { ...search, limit: 1000, since: Math.max(search.since ?? 0, since) }).reverse();
+          const timer = setInterval(async () => {
+            const fresh = (await store.calls.searchCalls({ ...search, limit: 1000, since: Math.max(search.since ?? 0, since) })).reverse();
             for (const c of fresh) {
               if (seen.has(c.id)) continue;
               seen.add(c.id);
@@ -117,8 +116,8 @@ export function registerLogs(program: Command): void {
     .action(async (id: string, opts: { json?: boolean }, cmd: Command) => {
       // `logs` has its own --json, and commander gives a flag the parent knows to the parent wherever it appears.
       const json = opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true;
-      await withStore((store) => {
-        const call = getCall(store.db, id);
+      await withStore(async (store) => {
+        const call = await store.calls.getCall(id);
         if (!call) throw new CliError(`No call with id ${id}; ids are the x-request-id header and the first column of \`gateway logs\`.`);
         const d = callDetailJson(call);
         if (json) return printJson(d);
@@ -138,8 +137,8 @@ export function registerLogs(program: Command): void {
       if (!opts.all && opts.olderThan === undefined) throw usageError('say what to purge: --older-than DAYS or --all');
       const days = opts.olderThan !== undefined ? Number(opts.olderThan) : 0;
       if (!opts.all && (!Number.isFinite(days) || days < 0)) throw usageError('--older-than must be a number of days');
-      await withStore((store) => {
-        const n = purgeCalls(store.db, opts.all ? { beforeTime: Date.now() + 1 } : { olderThanMs: days * 86_400_000 });
+      await withStore(async (store) => {
+        const n = await store.calls.purgeCalls(opts.all ? { beforeTime: Date.now() + 1 } : { olderThanMs: days * 86_400_000 });
         note(`Purged ${n} calls.`);
       });
     });

@@ -9,7 +9,7 @@ import { PriceBook } from '../../core/pricing/price-book.ts';
 import type { ModelPrice } from '../../core/pricing/price.ts';
 import { fromStoredPrice } from '../../core/pricing/stored-price.ts';
 import type { PriceExtra } from '../../core/storage/prices-repo.ts';
-import type { Store } from '../../core/storage/index.ts';
+import type { GatewayState } from '../../core/state/gateway-state.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { note, printJson, table, withStore } from '../context.ts';
 
@@ -85,8 +85,8 @@ export function registerPrices(program: Command): void {
         tierInputPerMtok: p.tierInput,
         tierOutputPerMtok: p.tierOutput,
       };
-      await withStore((store) => {
-        store.prices.set(model, { inputPerMtok: p.input ?? 0, outputPerMtok: p.output ?? 0, cacheReadPerMtok: p.cacheRead ?? null, cacheWritePerMtok: p.cacheWrite ?? null, extra });
+      await withStore(async (store) => {
+        await store.prices.set(model, { inputPerMtok: p.input ?? 0, outputPerMtok: p.output ?? 0, cacheReadPerMtok: p.cacheRead ?? null, cacheWritePerMtok: p.cacheWrite ?? null, extra });
         const parts = [
           p.input !== undefined || p.output !== undefined ? `$${p.input ?? 0} in / $${p.output ?? 0} out per million tokens` : null,
           p.perMinute !== undefined ? `$${p.perMinute} per minute` : null,
@@ -105,8 +105,8 @@ export function registerPrices(program: Command): void {
     .action(async (opts: { json?: boolean; all?: boolean; stale?: string }) => {
       const staleDays = opts.stale === undefined ? null : Number(opts.stale);
       if (staleDays !== null && !(Number.isFinite(staleDays) && staleDays >= 0)) throw usageError('--stale takes a number of days');
-      await withStore((store) => {
-        let rows = priceRows(store, opts.all === true);
+      await withStore(async (store) => {
+        let rows = await priceRows(store, opts.all === true);
         if (staleDays !== null) rows = rows.filter((r) => r.updated !== null && Date.parse(r.updated) < Date.now() - staleDays * 86_400_000);
         if (opts.json) {
           return printJson(rows.map((r) => ({ model: r.model, provider: r.provider, source: r.source, updated: r.updated, ...describe(r.price) })));
@@ -126,22 +126,22 @@ export function registerPrices(program: Command): void {
   prices
     .command('remove <model>')
     .action(async (model: string) => {
-      await withStore((store) => {
-        if (!store.prices.list().some((p) => p.model === model)) throw new CliError(`No price of yours for ${model}.`);
-        store.prices.remove(model);
+      await withStore(async (store) => {
+        if (!(await store.prices.list()).some((p) => p.model === model)) throw new CliError(`No price of yours for ${model}.`);
+        await store.prices.remove(model);
         note(`Price for ${model} removed.`);
       });
     });
 }
 
 /** Your prices first, then (with `all`) each provider's listed models as the gateway would price them. */
-function priceRows(store: Store, all: boolean): Row[] {
+async function priceRows(store: GatewayState, all: boolean): Promise<Row[]> {
   const book = new PriceBook();
-  const mine = store.prices.list();
+  const mine = await store.prices.list();
   book.setUserPrices(Object.fromEntries(mine.map((p) => [p.model, fromStoredPrice(p)])));
   const rows: Row[] = mine.map((p) => ({ model: p.model, provider: '*', source: 'user', updated: new Date(p.updatedAt).toISOString(), price: book.lookup('openai', null, p.model)! }));
   if (!all) return rows;
-  for (const provider of store.providers.list()) {
+  for (const provider of (await store.providers.list())) {
     for (const model of provider.models ?? []) {
       const price = book.lookup(provider.type, provider.preset, model);
       if (price === null || price.source === 'user') continue;

@@ -7,11 +7,12 @@ import { PROVIDER_TYPES } from '../../core/providers/types.ts';
 import type { ProviderSettings, ProviderType } from '../../core/providers/types.ts';
 import { DEMO_MODELS } from '../../core/demo/demo-upstream.ts';
 import { openKeychain, probeKeychain } from '../../core/secrets/keychain.ts';
-import type { Store } from '../../core/storage/index.ts';
+import type { GatewayState } from '../../core/state/gateway-state.ts';
 import type { ProviderVerdict } from '../../core/admin/provider-check.ts';
 import { dataPaths } from '../../core/home.ts';
 import { readServerState } from '../../core/server-state.ts';
 import { gatewayKeyInVarMessage, holdsGatewayKey } from '../../core/upstream/provider-keys.ts';
+import { TEAM_KEYCHAIN_MESSAGE } from '../../core/secrets/team-secrets.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { dataHome, note, out, parseList, printJson, table, withStore } from '../context.ts';
 import { promptHidden, readStdinSecret } from '../read-secret.ts';
@@ -106,10 +107,11 @@ export function registerProviders(program: Command): void {
       if (r.type === 'demo' && !models) models = [...DEMO_MODELS];
 
       await withStore(async (store, home) => {
-        if (store.providers.get(name)) throw new CliError(`A provider named "${name}" exists already; remove it first with \`gateway providers remove ${name}\`.`);
+        if ((await store.providers.get(name))) throw new CliError(`A provider named "${name}" exists already; remove it first with \`gateway providers remove ${name}\`.`);
         let keySource: ProviderSettings['keySource'] = 'none';
         let secret: string | null = null;
         if (o.keyEnv) keySource = 'env';
+        else if (store.kind === 'team' && (o.keyStdin || r.needsKey)) throw new CliError(TEAM_KEYCHAIN_MESSAGE);
         else if (o.keyStdin) {
           secret = await readStdinSecret();
           if (!secret) throw usageError('--key-stdin read an empty key');
@@ -125,7 +127,7 @@ export function registerProviders(program: Command): void {
           keySource = 'keychain';
         }
         if (secret) await storeSecret(home, name, secret);
-        store.providers.add({ name, type: r.type, preset: r.preset, baseUrl: r.baseUrl, models, priority: o.priority ?? 100, keyEnv: o.keyEnv ?? null, keySource, options });
+        await store.providers.add({ name, type: r.type, preset: r.preset, baseUrl: r.baseUrl, models, priority: o.priority ?? 100, keyEnv: o.keyEnv ?? null, keySource, options });
         note(`Provider "${name}" added (${r.type}${r.preset ? `/${r.preset}` : ''}, ${r.baseUrl}).`);
         if (o.keyEnv && !process.env[o.keyEnv]) note(`Note: $${o.keyEnv} is not set in this shell; the gateway reads it when it sends a request.`);
         if (models === null) await refreshAndReport(store, home, name);
@@ -137,9 +139,9 @@ export function registerProviders(program: Command): void {
     .description('list providers')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      await withStore((store) => {
-        const served = store.providers.allServedModels();
-        const list = store.providers.list();
+      await withStore(async (store) => {
+        const served = await store.providers.allServedModels();
+        const list = await store.providers.list();
         if (opts.json) {
           return printJson(list.map((p) => ({ name: p.name, type: p.type, preset: p.preset, base_url: p.baseUrl, priority: p.priority, key: p.keySource === 'env' ? `env:${p.keyEnv}` : p.keySource, models: served.get(p.name) ?? [], models_fixed: p.models !== null })));
         }
@@ -159,7 +161,7 @@ export function registerProviders(program: Command): void {
     .description('remove a provider and its keychain entry')
     .action(async (name: string) => {
       await withStore(async (store, home) => {
-        const p = store.providers.get(name);
+        const p = await store.providers.get(name);
         if (!p) throw new CliError(`No provider named "${name}"; see \`gateway providers list\`.`);
         if (p.keySource === 'keychain') {
           try {
@@ -168,7 +170,7 @@ export function registerProviders(program: Command): void {
             note(`Warning: could not delete the keychain entry: ${(err as Error).message}`);
           }
         }
-        store.providers.remove(name);
+        await store.providers.remove(name);
         note(`Provider "${name}" removed.`);
       });
     });
@@ -179,7 +181,7 @@ export function registerProviders(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (name: string | undefined, opts: { json?: boolean }) => {
       await withStore(async (store, home) => {
-        if (name && !store.providers.get(name)) throw new CliError(`No provider named "${name}"; see \`gateway providers list\`.`);
+        if (name && !(await store.providers.get(name))) throw new CliError(`No provider named "${name}"; see \`gateway providers list\`.`);
         const results = await refresh(store, home, name);
         if (opts.json) return printJson(results);
         if (results.length === 0) note('No provider lists its models (all have --models).');
@@ -202,7 +204,7 @@ export function registerProviders(program: Command): void {
         results = await testOnGateway(running.url, dataPaths(home).adminToken, name);
       } else {
         results = await withStore(async (store) => {
-          if (name && !store.providers.get(name)) throw new CliError(`No provider named "${name}"; see \`gateway providers list\`.`);
+          if (name && !(await store.providers.get(name))) throw new CliError(`No provider named "${name}"; see \`gateway providers list\`.`);
           const { testProviders } = await import('./provider-test.ts');
           return testProviders(store, home, name);
         });
@@ -230,7 +232,7 @@ async function testOnGateway(url: string, tokenFile: string, name: string | unde
   return body.results;
 }
 
-async function refresh(store: Store, home: string, name?: string) {
+async function refresh(store: GatewayState, home: string, name?: string) {
   // Loaded on demand: the HTTP client and every adapter are heavy, and most commands never call a provider.
   const [{ Transport }, { ProviderKeys }, { refreshProviderModels }] = await Promise.all([
     import('../../core/upstream/transport.ts'),
@@ -246,7 +248,7 @@ async function refresh(store: Store, home: string, name?: string) {
   }
 }
 
-async function refreshAndReport(store: Store, home: string, name: string): Promise<void> {
+async function refreshAndReport(store: GatewayState, home: string, name: string): Promise<void> {
   const [r] = await refresh(store, home, name);
   if (!r) return;
   if (r.ok) note(`It serves ${r.models.length} models${r.models.length ? ` (${r.models.slice(0, 5).join(', ')}${r.models.length > 5 ? ', …' : ''})` : ''}.`);

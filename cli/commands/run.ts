@@ -18,10 +18,10 @@ import { periodStart } from '../../core/gateway/budget.ts';
 import { cassetteModeFromFlags, formatCassetteSpec } from '../../core/cassettes/mode.ts';
 import type { CassetteConfig, CassetteFlags } from '../../core/cassettes/mode.ts';
 import { readServerState } from '../../core/server-state.ts';
-import { Store, spendForKey, usageSummary } from '../../core/storage/index.ts';
+import type { GatewayState } from '../../core/state/gateway-state.ts';
 import type { NewKey } from '../../core/storage/index.ts';
 import { CliError, usageError } from '../cli-error.ts';
-import { dataHome, note, parsePositiveNumber } from '../context.ts';
+import { dataHome, note, openCliState, parsePositiveNumber } from '../context.ts';
 
 export interface RunEnv {
   OPENAI_BASE_URL: string;
@@ -46,17 +46,17 @@ function stamp(d = new Date()): string {
 }
 
 /** The run key's name and limits. */
-export function runKeySpec(store: Store, cmd: string, opts: { key?: string; budget?: number }, now = new Date()): NewKey {
+export async function runKeySpec(store: GatewayState, cmd: string, opts: { key?: string; budget?: number }, now = new Date()): Promise<NewKey> {
   const base = path.basename(cmd).replace(/[^A-Za-z0-9._-]/g, '') || 'cmd';
   if (opts.key === undefined) {
     return { name: `run-${base}-${stamp(now)}`, ...(opts.budget !== undefined ? { budgetUsd: opts.budget, budgetPeriod: 'total' as const } : {}) };
   }
-  const parent = store.keys.findByName(opts.key);
+  const parent = await store.keys.findByName(opts.key);
   if (!parent || parent.state === 'deleted') throw new CliError(`No key named "${opts.key}": see \`gateway keys list\`.`);
   if (parent.state !== 'active') throw new CliError(`Key "${opts.key}" is disabled: \`gateway keys enable ${opts.key}\` first.`);
   let budgetUsd: number | null = null;
   if (parent.budgetUsd !== null) {
-    const left = parent.budgetUsd - spendForKey(store.db, parent.id, periodStart(parent.budgetPeriod ?? 'total', now));
+    const left = parent.budgetUsd - (await store.calls.spendForKey(parent.id, periodStart(parent.budgetPeriod ?? 'total', now)));
     if (left <= 0) throw new CliError(`Key "${opts.key}" has spent its budget of $${parent.budgetUsd}.`);
     budgetUsd = left;
   }
@@ -134,12 +134,12 @@ export function registerRun(program: Command): void {
         baseUrl = own.baseUrl;
         note(`gateway run: started a gateway for this run on ${baseUrl}`);
       }
-      const store = Store.open(home);
+      const store = await openCliState(home);
       let keyName: string | null = null;
       try {
         // The cassette rides on the run's key, so a gateway already running records or replays this run only.
-        const spec = { ...runKeySpec(store, cmd, { key: raw.key, budget }), cassette: cassette ? formatCassetteSpec(cassette) : null };
-        const issued = store.keys.create(spec);
+        const spec = { ...(await runKeySpec(store, cmd, { key: raw.key, budget })), cassette: cassette ? formatCassetteSpec(cassette) : null };
+        const issued = await store.keys.create(spec);
         keyName = spec.name;
         // A running gateway picks the new key up when it next polls the config version (within a second).
         if (!own) await waitForKey(baseUrl, issued.secret);
@@ -150,11 +150,11 @@ export function registerRun(program: Command): void {
         process.exitCode = code;
       } finally {
         try {
-          if (own) own.deps.store.audit.flush();
+          if (own) await own.deps.store.drainAudit();
           else await new Promise((r) => setTimeout(r, 400)); // the running gateway flushes its audit rows every 200 ms
           if (keyName !== null) {
-            const row = usageSummary(store.db, { by: 'key', since: started }).find((r) => r.group === keyName);
-            store.keys.delete(keyName);
+            const row = (await store.calls.usageSummary({ by: 'key', since: started })).find((r) => r.group === keyName);
+            await store.keys.delete(keyName);
             const cost = row ? `$${row.cost_usd.toFixed(6)}` : '$0';
             note(
               `gateway run: ${row?.requests ?? 0} call${row?.requests === 1 ? '' : 's'}, ${row?.input_tokens ?? 0} input + ${row?.output_tokens ?? 0} output tokens, ${cost}` +
@@ -162,7 +162,7 @@ export function registerRun(program: Command): void {
             );
           }
         } finally {
-          store.close();
+          await store.close();
           if (own) await own.close();
         }
       }

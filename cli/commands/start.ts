@@ -96,7 +96,7 @@ export function registerStart(program: Command): void {
         note(`Demo key "${gw.createdKey.name}" (shown once; also kept in ${demoKeyFile(home)}):`);
         out(gw.createdKey.secret);
         saveDemoKey(home, gw.createdKey.secret);
-      } else if (!gw.deps.store.keys.list().some((k) => k.state === 'active')) {
+      } else if (![...gw.deps.live.keysByHash.values()].some((k) => k.state === 'active')) {
         note('No key yet: `gateway keys create --name mytool`, or `eval "$(gateway env --new-key mytool)"`.');
       }
       for (const p of gw.deps.live.providers) {
@@ -106,7 +106,7 @@ export function registerStart(program: Command): void {
       if (gw.deps.live.providers.length === 0) {
         note('No provider yet: `gateway init` moves OPENAI_API_KEY and the like into the keychain, or `gateway providers add NAME --type openai --key-stdin`, or restart with --demo.');
       }
-      const tryLine = demoCurl(home, gw.baseUrl, gw.createdKey?.secret ?? null, gw.deps.store);
+      const tryLine = await demoCurl(home, gw.baseUrl, gw.createdKey?.secret ?? null, gw.deps.store);
       note(tryLine ? `Try:\n${tryLine}` : `Try: curl ${gw.baseUrl}/models -H "Authorization: Bearer $OPENAI_API_KEY"   (after \`eval "$(gateway env --new-key mytool)"\`)`);
       note(`Data home: ${home}. Stop with Ctrl-C.`);
 

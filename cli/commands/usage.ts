@@ -1,6 +1,5 @@
 /** `gateway usage`: spend and tokens grouped by key, model, provider or day. */
 import type { Command } from 'commander';
-import { usageSummary } from '../../core/storage/audit-queries.ts';
 import { formatUsd, roundUsd, stringifyMoney } from '../../core/pricing/cost.ts';
 import { usageError } from '../cli-error.ts';
 import { note, out, table, withStore } from '../context.ts';
@@ -27,9 +26,9 @@ export function registerUsage(program: Command): void {
       const by = opts.by;
       if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw usageError('--by must be key, model, provider or day');
       const since = opts.since ? parseSince(opts.since) : undefined;
-      await withStore((store) => {
+      await withStore(async (store) => {
         // Sums of rounded costs carry float noise: round them again, and print them as plain decimals.
-        const rows = usageSummary(store.db, { by, since }).map((r) => ({ ...r, cost_usd: roundUsd(r.cost_usd) }));
+        const rows = (await store.calls.usageSummary({ by, since })).map((r) => ({ ...r, cost_usd: roundUsd(r.cost_usd) }));
         if (opts.json) return out(stringifyMoney(rows, 2));
         if (rows.length === 0) return note('No calls recorded yet.');
         table(

@@ -7,7 +7,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { badRequest, forbidden, GatewayError, notFound } from '../errors.ts';
 import { callDetailJson, callToJson } from '../call-json.ts';
-import { getCall, listCalls, usageSummary } from '../storage/audit-queries.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { StorageError } from '../storage/db.ts';
 import { bearerToken } from '../gateway/auth.ts';
@@ -64,25 +63,25 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
       const method = req.method ?? 'GET';
       if (method === 'GET') req.resume();
       const { store } = deps;
-      store.audit.flush();
-      if (method === 'GET' && path === '/admin/snapshot') return sendJson(res, 200, snapshot(deps, query.get('recent')), headers);
-      if (method === 'GET' && path === '/admin/keys') return sendJson(res, 200, { keys: keySummaries(deps) }, headers);
+      await store.drainAudit();
+      if (method === 'GET' && path === '/admin/snapshot') return sendJson(res, 200, await snapshot(deps, query.get('recent')), headers);
+      if (method === 'GET' && path === '/admin/keys') return sendJson(res, 200, { keys: await keySummaries(deps) }, headers);
       if (method === 'POST' && path === '/admin/keys') {
         const { json } = await readJsonObject(req, 64 * 1024);
         const parsed = createKeySchema.safeParse(json);
         if (!parsed.success) throw badRequest(parsed.error.issues[0]?.message ?? 'invalid body', 'invalid_value', parsed.error.issues[0]?.path.join('.') ?? null);
         const b = parsed.data;
-        const issued = store.keys.create({ name: b.name, budgetUsd: b.budget_usd ?? null, budgetPeriod: b.budget_period ?? null, rpm: b.rpm ?? null, tpm: b.tpm ?? null, models: b.models ?? null });
-        deps.live.reload();
+        const issued = await store.keys.create({ name: b.name, budgetUsd: b.budget_usd ?? null, budgetPeriod: b.budget_period ?? null, rpm: b.rpm ?? null, tpm: b.tpm ?? null, models: b.models ?? null });
+        await deps.live.reload();
         return sendJson(res, 201, { name: issued.key.name, key: issued.secret }, headers);
       }
-      if (method === 'GET' && path === '/admin/providers') return sendJson(res, 200, { providers: providerSummaries(deps) }, headers);
+      if (method === 'GET' && path === '/admin/providers') return sendJson(res, 200, { providers: await providerSummaries(deps) }, headers);
       if (method === 'POST' && path === '/admin/providers/test') {
         const { json } = await readJsonObject(req, 4 * 1024);
         const parsed = providerTestSchema.safeParse(json);
         if (!parsed.success) throw badRequest(parsed.error.issues[0]?.message ?? 'invalid body', 'invalid_value', parsed.error.issues[0]?.path.join('.') ?? null);
         const only = parsed.data.name;
-        deps.live.reloadIfChanged();
+        await deps.live.reloadIfChanged();
         const list = deps.live.providers.filter((p) => !only || p.settings.name === only);
         if (only && list.length === 0) throw notFound(`No provider named "${only}".`);
         const served = (name: string) => [...(deps.live.providersByName.get(name)?.models ?? [])];
@@ -93,15 +92,15 @@ export function createAdminHandler(deps: GatewayDeps, token: string, listeners: 
         const by = query.get('by') ?? 'model';
         if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw badRequest('by must be key, model, provider or day', 'invalid_value', 'by');
         const since = query.get('since');
-        return sendJson(res, 200, { by, rows: usageSummary(store.db, { by, since: since ? Number(since) || Date.parse(since) : undefined }) }, headers);
+        return sendJson(res, 200, { by, rows: await store.calls.usageSummary({ by, since: since ? Number(since) || Date.parse(since) : undefined }) }, headers);
       }
       if (method === 'GET' && path === '/admin/logs') {
         const limit = Math.min(1000, Number(query.get('limit') ?? 100) || 100);
         const before = query.get('before');
-        return sendJson(res, 200, { calls: listCalls(store.db, { limit, beforeTime: before ? Number(before) : undefined }).map(callToJson) }, headers);
+        return sendJson(res, 200, { calls: (await store.calls.listCalls({ limit, beforeTime: before ? Number(before) : undefined })).map(callToJson) }, headers);
       }
       if (method === 'GET' && path.startsWith('/admin/logs/') && path !== '/admin/logs/search') {
-        const call = getCall(store.db, decodeURIComponent(path.slice('/admin/logs/'.length)));
+        const call = await store.calls.getCall(decodeURIComponent(path.slice('/admin/logs/'.length)));
         if (!call) throw notFound('No call with that id.');
         return sendJson(res, 200, callDetailJson(call), headers);
       }

@@ -41,22 +41,22 @@ export const adminKeyRoutes: AdminRoute = async ({ req, res, method, path, heade
   let answer: Record<string, unknown>;
   if (action === undefined && method === 'PATCH') {
     const b = await readAdminBody(req, keyPatchSchema);
-    answer = keyJson(keys.update(name, { name: b.name, budgetUsd: b.budget_usd, budgetPeriod: b.budget_period, rpm: b.rpm, tpm: b.tpm, models: b.models }));
+    answer = keyJson(await keys.update(name, { name: b.name, budgetUsd: b.budget_usd, budgetPeriod: b.budget_period, rpm: b.rpm, tpm: b.tpm, models: b.models }));
   } else if (action === undefined && method === 'DELETE') {
-    answer = keyJson(keys.delete(name));
+    answer = keyJson(await keys.delete(name));
   } else if (action === undefined && method === 'GET') {
-    const k = keys.findByName(name);
+    const k = await keys.findByName(name);
     if (!k) throw notFound(`No key named "${name}".`);
     answer = keyJson(k);
   } else if (method === 'POST' && (action === 'disable' || action === 'enable')) {
-    answer = keyJson(keys.setState(name, action === 'disable' ? 'disabled' : 'active'));
+    answer = keyJson(await keys.setState(name, action === 'disable' ? 'disabled' : 'active'));
   } else if (method === 'POST' && action === 'rotate') {
-    const issued = keys.rotate(name);
+    const issued = await keys.rotate(name);
     answer = { ...keyJson(issued.key), key: issued.secret };
   } else {
     return false;
   }
-  deps.live.reload();
+  await deps.live.reload();
   sendJson(res, 200, answer, headers);
   return true;
 };

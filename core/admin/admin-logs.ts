@@ -40,11 +40,11 @@ export function searchFromQuery(query: URLSearchParams, defaultLimit: number): L
 export const adminLogRoutes: AdminRoute = async ({ res, method, path, query, headers, deps }) => {
   if (method !== 'GET') return false;
   if (path === '/admin/logs/search') {
-    sendJson(res, 200, { calls: searchCalls(deps.store.db, searchFromQuery(query, 200)) }, headers);
+    sendJson(res, 200, { calls: await deps.store.calls.searchCalls(searchFromQuery(query, 200)) }, headers);
     return true;
   }
   if (path === '/admin/logs.csv') {
-    const csv = callsToCsv(searchCalls(deps.store.db, searchFromQuery(query, 10_000)));
+    const csv = callsToCsv(await deps.store.calls.searchCalls(searchFromQuery(query, 10_000)));
     res.writeHead(200, {
       ...headers,
       'content-type': 'text/csv; charset=utf-8',
@@ -55,7 +55,7 @@ export const adminLogRoutes: AdminRoute = async ({ res, method, path, query, hea
   }
   if (path === '/admin/usage/stacked') {
     const since = timeParam(query, 'since');
-    sendJson(res, 200, { rows: spendByDayAndModel(deps.store.db, since), unpriced_by_key: unpricedByKey(deps.store.db, since) }, headers);
+    sendJson(res, 200, { rows: await deps.store.calls.spendByDayAndModel(since), unpriced_by_key: await deps.store.calls.unpricedByKey(since) }, headers);
     return true;
   }
   return false;

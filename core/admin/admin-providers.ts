@@ -11,7 +11,6 @@ import { DEFAULT_BASE_URLS, isPresetName, PRESET_NAMES, PRESETS } from '../provi
 import { PROVIDER_TYPES } from '../providers/types.ts';
 import type { ProviderSettings } from '../providers/types.ts';
 import { DEMO_MODELS } from '../demo/demo-upstream.ts';
-import { providerStats } from '../storage/log-search.ts';
 import { checkProviders } from './provider-check.ts';
 import { pathParts, readAdminBody } from './admin-route.ts';
 import type { AdminRequest, AdminRoute } from './admin-route.ts';
@@ -36,8 +35,8 @@ function demoAware(r: AdminRequest, name: string): (p: ProviderSettings) => stri
 
 async function refresh(r: AdminRequest, name: string) {
   const [result] = await refreshProviderModels(r.deps.store, r.deps.providerKeys, r.deps.transport, name, demoAware(r, name));
-  r.deps.live.reload();
-  return result ?? { provider: name, ok: true as const, models: r.deps.store.providers.get(name)?.models ?? [] };
+  await r.deps.live.reload();
+  return result ?? { provider: name, ok: true as const, models: (await r.deps.store.providers.get(name))?.models ?? [] };
 }
 
 async function addProvider(r: AdminRequest): Promise<void> {
@@ -50,7 +49,7 @@ async function addProvider(r: AdminRequest): Promise<void> {
   const needsKey = b.type === 'demo' ? false : p ? p.needsKey : b.type !== 'openai-compatible';
   if (needsKey && !b.key_env) throw badRequest(`provider "${b.name}" needs an API key: name the environment variable that holds it (key_env)`, 'missing_parameter', 'key_env');
   const models = b.models ?? (b.type === 'demo' ? [...DEMO_MODELS] : null);
-  r.deps.store.providers.add({
+  await r.deps.store.providers.add({
     name: b.name,
     type: b.type,
     preset,
@@ -61,7 +60,7 @@ async function addProvider(r: AdminRequest): Promise<void> {
     keySource: b.key_env ? 'env' : 'none',
     options: { ...(p?.options ?? {}) },
   });
-  r.deps.live.reload();
+  await r.deps.live.reload();
   const discovered = models === null ? await refresh(r, b.name) : { provider: b.name, ok: true as const, models };
   const keyNote = b.key_env && !process.env[b.key_env] ? `$${b.key_env} is not set where the gateway runs; set it and restart the gateway, or calls will fail.` : null;
   sendJson(r.res, 201, { name: b.name, type: b.type, base_url: baseUrl, refresh: discovered, note: keyNote }, r.headers);
@@ -78,24 +77,24 @@ export const adminProviderRoutes: AdminRoute = async (r) => {
     const since = Number(query.get('since')) || until - 24 * 3_600_000;
     if (since >= until) throw badRequest('since must be before until', 'invalid_value', 'since');
     const buckets = Number(query.get('buckets')) || 24;
-    sendJson(r.res, 200, { since, until, providers: providerStats(deps.store.db, { since, until, buckets }) }, r.headers);
+    sendJson(r.res, 200, { since, until, providers: await deps.store.calls.providerStats({ since, until, buckets }) }, r.headers);
     return true;
   }
   const parts = pathParts(path, '/admin/providers/');
   if (!parts || parts.length === 0 || parts[0] === '' || parts.length > 2) return false;
   const [name, action] = parts;
-  if (!deps.store.providers.get(name)) throw notFound(`No provider named "${name}".`);
+  if (!(await deps.store.providers.get(name))) throw notFound(`No provider named "${name}".`);
   if (action === undefined && method === 'DELETE') {
-    const removed = deps.store.providers.remove(name);
-    deps.live.reload();
+    const removed = await deps.store.providers.remove(name);
+    await deps.live.reload();
     const note = removed.keySource === 'keychain' ? `Its key stays in the OS keychain; \`gateway providers remove ${name}\` from a terminal also deletes that.` : null;
     sendJson(r.res, 200, { name, removed: true, note }, r.headers);
     return true;
   }
   if (action === undefined && method === 'PATCH') {
     const b = await readAdminBody(r.req, patchProviderSchema);
-    const updated = deps.store.providers.update(name, { priority: b.priority });
-    deps.live.reload();
+    const updated = await deps.store.providers.update(name, { priority: b.priority });
+    await deps.live.reload();
     sendJson(r.res, 200, { name, priority: updated.priority }, r.headers);
     return true;
   }

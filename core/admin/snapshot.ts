@@ -5,7 +5,6 @@
  * at 1M rows as at 0 (a few small index reads), with nothing left heavy enough to need another thread.
  */
 import { callToJson } from '../call-json.ts';
-import { listCalls, spendSinceBy, spendTotalsFromDaily } from '../storage/audit-queries.ts';
 import { periodStart } from '../gateway/budget.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
 
@@ -15,15 +14,15 @@ export const MAX_RECENT = 200;
 const dayStart = (): number => periodStart('daily');
 const monthStart = (): number => periodStart('monthly');
 
-export function keySummaries(deps: GatewayDeps) {
-  const { db } = deps.store;
+export async function keySummaries(deps: GatewayDeps) {
+  const { calls } = deps.store;
   const since = { daily: dayStart(), monthly: monthStart(), total: Number.MIN_SAFE_INTEGER };
   const spent = {
-    daily: spendSinceBy(db, 'key', since.daily),
-    monthly: spendSinceBy(db, 'key', since.monthly),
-    total: spendSinceBy(db, 'key', since.total),
+    daily: await calls.spendSinceBy('key', since.daily),
+    monthly: await calls.spendSinceBy('key', since.monthly),
+    total: await calls.spendSinceBy('key', since.total),
   };
-  return deps.store.keys.list().map((k) => {
+  return (await deps.store.keys.list()).map((k) => {
     const period = k.budgetPeriod ?? 'total';
     const s = (k.budgetUsd !== null ? spent[period] : spent.daily).get(k.id) ?? 0;
     return {
@@ -42,9 +41,9 @@ export function keySummaries(deps: GatewayDeps) {
   });
 }
 
-export function providerSummaries(deps: GatewayDeps) {
-  const today = spendSinceBy(deps.store.db, 'provider', dayStart());
-  const month = spendSinceBy(deps.store.db, 'provider', monthStart());
+export async function providerSummaries(deps: GatewayDeps) {
+  const today = await deps.store.calls.spendSinceBy('provider', dayStart());
+  const month = await deps.store.calls.spendSinceBy('provider', monthStart());
   return deps.live.providers.map((p) => {
     const b = deps.breaker.snapshotOf(p.settings.name);
     return {
@@ -65,21 +64,21 @@ export function providerSummaries(deps: GatewayDeps) {
   });
 }
 
-export type Snapshot = ReturnType<typeof buildSnapshot>;
+export type Snapshot = Awaited<ReturnType<typeof buildSnapshot>>;
 
-function buildSnapshot(deps: GatewayDeps, recent: number) {
-  const totals = spendTotalsFromDaily(deps.store.db, { todayStartMs: dayStart(), monthStartMs: monthStart() });
+async function buildSnapshot(deps: GatewayDeps, recent: number) {
+  const totals = await deps.store.calls.spendTotalsFromDaily({ todayStartMs: dayStart(), monthStartMs: monthStart() });
   return {
     spend: { today_usd: totals.todayUsd, month_usd: totals.monthUsd },
-    keys: keySummaries(deps),
-    providers: providerSummaries(deps),
-    recent: listCalls(deps.store.db, { limit: recent }).map(callToJson),
+    keys: await keySummaries(deps),
+    providers: await providerSummaries(deps),
+    recent: (await deps.store.calls.listCalls({ limit: recent })).map(callToJson),
     price_version: deps.prices.dataVersion(),
   };
 }
 
 /** The snapshot for a `recent` query parameter (default 50, at most MAX_RECENT). */
-export function snapshot(deps: GatewayDeps, recentParam: string | null): Snapshot {
+export function snapshot(deps: GatewayDeps, recentParam: string | null): Promise<Snapshot> {
   const recent = Math.min(MAX_RECENT, Math.max(1, Math.trunc(Number(recentParam ?? 50)) || 50));
   return buildSnapshot(deps, recent);
 }

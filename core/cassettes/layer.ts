@@ -5,15 +5,22 @@
  * - `replay`: the answer comes from the cassette, or a `cassette_miss` 404; no provider is contacted;
  * - `replay-or-record`: a hit replays, a miss runs the handler and records what it wrote;
  * - `record`: the handler runs and what it wrote is recorded.
- * A replayed call costs nothing (its audit row has cost 0 and `replayed`), and its headers say what the
- * original cost. Requests without a valid key, or whose body cannot be read as JSON or multipart, go
- * to the handler, which refuses them as usual; they are never recorded.
+ * A replay contacts no provider and costs nothing: its audit row has cost 0 and `replayed`, and its headers
+ * say what the original cost. It is admitted like a live call where that still means something (the
+ * key's allow-list and requests-per-minute limit; no budget or token window, since nothing is spent), and
+ * counted in flight so a graceful stop waits for it (and refuses new ones while draining). Requests without a valid key, or whose body
+ * cannot be read as JSON or multipart, go to the handler, which refuses them as usual; they are never
+ * recorded.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { forbidden, GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
+import { admitReplay } from '../gateway/admission.ts';
 import { authenticate, bearerToken } from '../gateway/auth.ts';
 import { CallRecord } from '../gateway/call-record.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
+import { SHUTDOWN_MESSAGE } from '../gateway/inflight.ts';
+import type { InflightCalls } from '../gateway/inflight.ts';
+import type { RequestContext } from '../gateway/request-context.ts';
 import { readBody } from '../gateway/read-body.ts';
 import { scrubSecrets } from '../gateway/scrub.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
@@ -54,7 +61,10 @@ type CassetteLayer = (req: IncomingMessage, res: ServerResponse, call: EdgeCall,
  */
 const recordable = (status: number): boolean => status < 400 || status === 400 || status === 404 || status === 422;
 
-export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => void): CassetteLayer {
+const shuttingDown = (): GatewayError =>
+  new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: 'The gateway is shutting down; retry in a moment.' });
+
+export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => void, inflight?: InflightCalls): CassetteLayer {
   const gatewayWide: CassetteConfig | null = deps.settings.cassettes ?? null;
   const stores = new Map<string, CassetteStore>();
   const storeFor = (dir: string): CassetteStore => {
@@ -100,24 +110,51 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     return capCallRow({ ...base, ...extra });
   }
 
-  async function replay(res: ServerResponse, call: EdgeCall, record: CallRecord, canonical: CanonicalRequest, hit: Interaction): Promise<void> {
+  async function replay(req: IncomingMessage, res: ServerResponse, call: EdgeCall, record: CallRecord, key: StoredKey, canonical: CanonicalRequest, hit: Interaction): Promise<void> {
     const facts = answerFacts(hit);
     record.model = hit.headers['x-gateway-model'] ?? null;
     record.provider = hit.headers['x-gateway-provider'] ?? null;
-    if (hit.chunks === undefined) record.responseBody = interactionBody(hit).toString('utf8');
-    await writeReplay(res, hit, { ...call.headers, 'x-request-id': call.requestId });
-    emit(
-      row(record, hit.status, null, {
-        inputTokens: facts.inputTokens,
-        outputTokens: facts.outputTokens,
-        // Free: a replay spends nothing against any budget. What it would have cost is in its headers.
-        costUsd: 0,
-        pricing: 'priced',
-        priceVersion: null,
-        stream: canonical.stream,
-        replayed: true,
-      }),
-    );
+    const ctx: RequestContext = { deps, req, res, requestId: call.requestId, key, record, abort: new AbortController(), baseHeaders: { ...call.headers } };
+    res.on('close', () => {
+      if (!res.writableFinished) ctx.abort.abort();
+    });
+    inflight?.enter(ctx);
+    let release: (() => void) | null = null;
+    try {
+      if (inflight?.draining) {
+        res.setHeader('connection', 'close');
+        throw shuttingDown();
+      }
+      const admitted = admitReplay(ctx, canonical.model, record.model);
+      release = admitted instanceof Promise ? await admitted : admitted;
+      if (hit.chunks === undefined) record.responseBody = interactionBody(hit).toString('utf8');
+      const complete = await writeReplay(res, hit, { ...ctx.baseHeaders, 'x-request-id': call.requestId }, ctx.abort.signal);
+      if (!complete) {
+        // Cut by a stopping gateway, or the client left: an unfinished replay is recorded as such and costs nothing.
+        if (!res.writableEnded && !res.destroyed) res.end();
+        const ge = ctx.cut ? new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: SHUTDOWN_MESSAGE }) : null;
+        emit(row(record, ge ? 503 : 499, ge, ge ? { replayed: true, stream: canonical.stream } : { errorType: 'client_closed', errorMessage: 'The client closed the connection before the response was complete.', replayed: true, stream: canonical.stream }));
+        return;
+      }
+      emit(
+        row(record, hit.status, null, {
+          inputTokens: facts.inputTokens,
+          outputTokens: facts.outputTokens,
+          // Free: a replay spends nothing against any budget. What it would have cost is in its headers.
+          costUsd: 0,
+          pricing: 'priced',
+          priceVersion: null,
+          stream: canonical.stream,
+          replayed: true,
+        }),
+      );
+    } catch (err) {
+      const ge = sendProtocolError(res, call.endpoint, err, { ...ctx.baseHeaders, 'x-request-id': call.requestId });
+      emit(row(record, ge.status, ge, {}));
+    } finally {
+      release?.();
+      inflight?.leave(ctx);
+    }
   }
 
   async function recordAnswer(cassette: CassetteConfig, canonical: CanonicalRequest, rec: Recording, audited: CallRow | null, secrets: string[]): Promise<void> {
@@ -132,7 +169,8 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     if (!gatewayWide && !someKeyHasCassette()) return handler(req);
     let key: StoredKey;
     try {
-      key = authenticate(req, deps.live);
+      const k = authenticate(req, deps.live);
+      key = k instanceof Promise ? await k : k;
     } catch {
       return handler(req);
     }
@@ -167,17 +205,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
         emit(row(record, ge.status, ge, {}));
         return;
       }
-      if (hit) {
-        // A replay answers without admission, but a key's model allow-list still holds.
-        const served = hit.interaction.headers['x-gateway-model'];
-        if (key.models && key.models.length > 0 && !key.models.includes(canonical.model ?? '') && !(served && key.models.includes(served))) {
-          const ge = forbidden(`Key "${key.name}" may not use model \`${canonical.model ?? ''}\`; it is limited to: ${key.models.join(', ')}.`, 'model_not_allowed');
-          sendProtocolError(res, call.endpoint, ge, { ...call.headers, 'x-request-id': call.requestId });
-          emit(row(record, ge.status, ge, {}));
-          return;
-        }
-        return replay(res, call, record, canonical, hit.interaction);
-      }
+      if (hit) return replay(req, res, call, record, key, canonical, hit.interaction);
       if (cassette.mode === 'replay') {
         const ge = cassetteMiss(canonical, cassette.dir, store.closest(canonical));
         sendProtocolError(res, call.endpoint, ge, { ...call.headers, 'x-request-id': call.requestId });

@@ -16,27 +16,41 @@ function replayHeaders(i: Interaction, extra: Record<string, string>): Record<st
   return headers;
 }
 
-/** Resolves when the answer is written (or the client left). */
-export async function writeReplay(res: ServerResponse, i: Interaction, extra: Record<string, string>): Promise<void> {
+/**
+ * Resolves true when the whole answer was written; false when the client left or `signal` stopped it
+ * (a stopping gateway cutting the call) before the end.
+ */
+export async function writeReplay(res: ServerResponse, i: Interaction, extra: Record<string, string>, signal?: AbortSignal): Promise<boolean> {
   const headers = replayHeaders(i, extra);
   if (i.chunks === undefined) {
     const body = interactionBody(i);
     res.writeHead(i.status, { ...headers, 'content-length': String(body.length) });
     res.end(body);
-    return;
+    return true;
   }
   res.writeHead(i.status, headers);
   res.flushHeaders();
   for (const c of i.chunks) {
-    if (res.destroyed) return;
+    if (res.destroyed || signal?.aborted) return false;
     // A turn of the event loop between writes so each chunk leaves as its own write, not one coalesced blob.
     if (!res.write(chunkBytes(c))) {
+      // A stopping gateway cuts a replay whose client is not reading: waiting for 'drain' alone would hold
+      // the call (and its audit row) past the store's close.
       await new Promise<void>((resolve) => {
-        res.once('drain', resolve);
-        res.once('close', resolve);
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+        signal?.addEventListener('abort', done, { once: true });
       });
     }
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
+  if (res.destroyed || signal?.aborted) return false;
   res.end();
+  return true;
 }

@@ -15,6 +15,8 @@ import type { Strategy } from '../routing/strategy.ts';
 import { resolveModel } from './model-router.ts';
 import type { Candidate } from './model-router.ts';
 import type { RequestContext } from './request-context.ts';
+import { isPromise, andThen, type Awaitable } from '../state/awaitable.ts';
+import type { RateDecision } from '../state/rate-windows.ts';
 
 export interface Admission {
   candidates: Candidate[];
@@ -41,16 +43,19 @@ export interface CallEstimate {
   extraTokens?: number;
 }
 
-export function admit(ctx: RequestContext, requested: string, estimate: CallEstimate): Admission {
+/**
+ * Synchronous where every counter answers at once (one process: SQLite and memory); a promise where a
+ * counter lives elsewhere (a team's Redis). Callers: `let a = admit(...); if (isPromise(a)) a = await a;`.
+ */
+export function admit(ctx: RequestContext, requested: string, estimate: CallEstimate): Awaitable<Admission> {
   const { deps, key } = ctx;
   const resolution = resolveModel(requested, deps.live);
   if (!resolution) {
-    applyRateLimit(ctx, 0);
     const hint =
       deps.live.providers.length === 0
         ? 'no provider is configured: run `gateway providers add NAME --type openai --key-env OPENAI_API_KEY` (or `gateway start --demo` to try `demo-chat`)'
         : `no configured provider serves it; run \`gateway providers add ...\` or \`gateway providers refresh\`, or \`gateway aliases set ${requested} provider/model\``;
-    throw modelNotFound(requested, hint);
+    return refuseAfterCounting(ctx, () => modelNotFound(requested, hint));
   }
 
   let candidates = resolution.candidates;
@@ -58,8 +63,8 @@ export function admit(ctx: RequestContext, requested: string, estimate: CallEsti
     const allowed = new Set(key.models);
     if (!allowed.has(requested)) candidates = candidates.filter((c) => allowed.has(c.model));
     if (candidates.length === 0) {
-      applyRateLimit(ctx, 0);
-      throw forbidden(`Key "${key.name}" may not use model \`${requested}\`; it is limited to: ${key.models.join(', ')}.`, 'model_not_allowed');
+      const message = `Key "${key.name}" may not use model \`${requested}\`; it is limited to: ${key.models.join(', ')}.`;
+      return refuseAfterCounting(ctx, () => forbidden(message, 'model_not_allowed'));
     }
   }
 
@@ -89,34 +94,63 @@ export function admit(ctx: RequestContext, requested: string, estimate: CallEsti
       }
     }
     if (priced.length === 0) {
-      applyRateLimit(ctx, 0);
       const m = candidates[0].model;
-      throw forbidden(
+      return refuseAfterCounting(ctx, () => forbidden(
         `Key "${key.name}" has a budget, and model \`${m}\` has no known price, so its cost could not be counted. ` +
           `Set one with \`gateway prices set ${m} --input USD_PER_MTOK --output USD_PER_MTOK\` (audio: --per-minute, images: --per-image).`,
         'model_unpriced',
-      );
+      ));
     }
     candidates = priced;
   }
 
   const tpmTokens = key.tpm ? promptTokens() + (estimate.extraTokens ?? 0) + n * outputLimit(null, candidates[0].model) : 0;
-  const tpmRelease = applyRateLimit(ctx, tpmTokens);
-  let release: (cost: number | null) => void;
-  try {
-    release = deps.budgets.reserve(key, worstUsd, () => fitHint(priceForHint, promptTokens(), n, estimate));
-  } catch (err) {
-    tpmRelease();
-    throw err;
-  }
-  return {
-    candidates,
-    strategy: resolution.strategy ?? deps.settings.routing.strategy,
-    settle: (cost) => {
-      release(cost);
+  const strategy = resolution.strategy ?? deps.settings.routing.strategy;
+  const admitted = candidates;
+  return andThen(applyRateLimit(ctx, tpmTokens), (tpmRelease) => {
+    const settled = (release: (cost: number | null) => void): Admission => ({
+      candidates: admitted,
+      strategy,
+      settle: (cost) => {
+        release(cost);
+        tpmRelease();
+      },
+    });
+    let reserved: Awaitable<(cost: number | null) => void>;
+    try {
+      reserved = deps.budgets.reserve(key, worstUsd, () => fitHint(priceForHint, promptTokens(), n, estimate));
+    } catch (err) {
       tpmRelease();
-    },
-  };
+      throw err;
+    }
+    if (!isPromise(reserved)) return settled(reserved);
+    return reserved.then(settled, (err: unknown) => {
+      tpmRelease();
+      throw err;
+    });
+  });
+}
+
+/** A refused call still counts against the key's RPM (so a refusal loop cannot hammer the gateway). */
+function refuseAfterCounting(ctx: RequestContext, refusal: () => Error): Awaitable<never> {
+  return andThen(applyRateLimit(ctx, 0), () => {
+    throw refusal();
+  });
+}
+
+/**
+ * Admission of a replay (an answer from a cassette): the key's model allow-list (the model asked for, or the
+ * one that served the recording) and its requests-per-minute limit hold as for a live call. A replay spends
+ * nothing and no provider serves tokens for it, so neither the budget nor the tokens-per-minute window is
+ * charged: a spent key keeps replaying its tests offline.
+ */
+export function admitReplay(ctx: RequestContext, requested: string | null, served: string | null): Awaitable<() => void> {
+  const { key } = ctx;
+  if (key.models && key.models.length > 0 && !key.models.includes(requested ?? '') && !(served !== null && key.models.includes(served))) {
+    const message = `Key "${key.name}" may not use model \`${requested ?? ''}\`; it is limited to: ${key.models.join(', ')}.`;
+    return refuseAfterCounting(ctx, () => forbidden(message, 'model_not_allowed'));
+  }
+  return applyRateLimit(ctx, 0);
 }
 
 /** What the client can do when the worst case does not fit: the largest `max_tokens` that would. */
@@ -130,11 +164,17 @@ function fitHint(p: { price: ModelPrice; model: string } | null, prompt: number,
   };
 }
 
-/** Applies the key's RPM/TPM, holding `tokens` in the TPM window; returns the function that frees them. */
-function applyRateLimit(ctx: RequestContext, tokens: number): () => void {
+/** Applies the key's RPM/TPM, holding `tokens` in the TPM window; gives the function that frees them. */
+function applyRateLimit(ctx: RequestContext, tokens: number): Awaitable<() => void> {
   const { key, deps } = ctx;
-  if (!key.rpm && !key.tpm) return () => undefined;
-  const verdict = deps.limiter.check(key.id, { rpm: key.rpm ?? null, tpm: key.tpm ?? null }, tokens);
+  if (!key.rpm && !key.tpm) return noRelease;
+  return andThen(deps.limiter.check(key.id, { rpm: key.rpm ?? null, tpm: key.tpm ?? null }, tokens), (verdict) => limitVerdict(ctx, tokens, verdict));
+}
+
+const noRelease = (): void => undefined;
+
+function limitVerdict(ctx: RequestContext, tokens: number, verdict: RateDecision): () => void {
+  const { key, deps } = ctx;
   Object.assign(ctx.baseHeaders, verdict.headers);
   if (!verdict.allowed) {
     throw rateLimited(

@@ -10,23 +10,23 @@ import type { DemoUpstream } from '../demo/demo-upstream.ts';
 import { PriceBook } from '../pricing/price-book.ts';
 import type { UserPrice } from '../pricing/price.ts';
 import { fromStoredPrice } from '../pricing/stored-price.ts';
+import type { GatewayState } from '../state/gateway-state.ts';
+import { openGatewayState } from '../state/open-state.ts';
+import { teamUrls } from '../state/team-urls.ts';
+import { refuseKeychainInTeamMode } from '../secrets/team-secrets.ts';
 import { CircuitBreaker } from '../routing/circuit-breaker.ts';
 import type { Clock } from '../routing/clock.ts';
 import { LatencyTracker } from '../routing/latency-tracker.ts';
-import { RateLimiter } from '../routing/rate-limiter.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';
 import { openKeychain } from '../secrets/keychain.ts';
 import { DEFAULT_AUDIT_MAX_BYTES, loadSettings } from '../settings.ts';
 import type { Settings } from '../settings.ts';
-import { Store } from '../storage/index.ts';
-import { purgeCalls } from '../storage/audit-queries.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { ProviderKeys } from '../upstream/provider-keys.ts';
 import { Transport } from '../upstream/transport.ts';
 import { createAdminHandler } from '../admin/admin-api.ts';
 import { createUiHandler } from '../ui/ui-handler.ts';
 import { ensureAdminToken } from './admin-token.ts';
-import { BudgetTracker } from './budget.ts';
 import type { GatewayDeps } from './deps.ts';
 import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
@@ -47,6 +47,10 @@ export interface StartOptions {
   clock?: Clock;
   /** Skip the model refresh on start (tests with fixed lists). */
   skipDiscovery?: boolean;
+  /** Team mode: PostgreSQL URL (else `settings.database`, else GATEWAY_DATABASE_URL). */
+  database?: string;
+  /** Team mode: Redis URL (else `settings.redis`, else GATEWAY_REDIS_URL). */
+  redis?: string;
 }
 
 export interface RunningGateway {
@@ -73,14 +77,14 @@ export interface RunningGateway {
   stopNow(): Promise<void>;
 }
 
-function ensureDemo(store: Store): { name: string; secret: string } | null {
-  if (!store.providers.list().some((p) => p.type === 'demo')) {
-    const name = store.providers.get('demo') ? 'demo-local' : 'demo';
-    store.providers.add({ name, type: 'demo', preset: null, baseUrl: DEFAULT_BASE_URLS.demo ?? '', models: [...DEMO_MODELS], priority: 100, keyEnv: null, keySource: 'none', options: {} });
+async function ensureDemo(store: GatewayState): Promise<{ name: string; secret: string } | null> {
+  if (!(await store.providers.list()).some((p) => p.type === 'demo')) {
+    const name = (await store.providers.get('demo')) ? 'demo-local' : 'demo';
+    await store.providers.add({ name, type: 'demo', preset: null, baseUrl: DEFAULT_BASE_URLS.demo ?? '', models: [...DEMO_MODELS], priority: 100, keyEnv: null, keySource: 'none', options: {} });
   }
-  if (store.keys.list().some((k) => k.state === 'active')) return null;
-  const name = store.keys.findByName('demo') ? `demo-${Date.now()}` : 'demo';
-  const issued = store.keys.create({ name });
+  if ((await store.keys.list()).some((k) => k.state === 'active')) return null;
+  const name = (await store.keys.findByName('demo')) ? `demo-${Date.now()}` : 'demo';
+  const issued = await store.keys.create({ name });
   return { name, secret: issued.secret };
 }
 
@@ -89,8 +93,12 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   const paths = dataPaths(home);
   const settings = loadSettings(paths.settings, { ...opts.settings, port: opts.port ?? opts.settings?.port, host: opts.host ?? opts.settings?.host });
   // Retention by rows, bytes and age runs on the audit thread after its writes, not once a start.
-  const store = Store.open(home, {
-    auditThread: true,
+  const team = teamUrls({ database: opts.database ?? settings.database, redis: opts.redis ?? settings.redis });
+  const { state: store, budgets, limiter } = await openGatewayState({
+    home,
+    team: team ?? undefined,
+    server: true,
+    clock: opts.clock,
     audit: {
       retention: {
         maxRows: settings.audit.maxRows,
@@ -99,37 +107,37 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
       },
     },
   });
-  const createdKey = opts.demo ? ensureDemo(store) : null;
+  const createdKey = opts.demo ? await ensureDemo(store) : null;
   const adminToken = ensureAdminToken(paths.adminToken);
 
   let demo: DemoUpstream | null = null;
   let demoStarting: Promise<void> | null = null;
-  const needsDemo = () => store.providers.list().some((p) => p.type === 'demo');
+  const needsDemo = () => live.providers.some((p) => p.settings.type === 'demo');
   const startDemo = async () => {
     demoStarting ??= startDemoUpstream().then((d) => {
       demo = d;
     });
     await demoStarting;
   };
-  if (needsDemo()) await startDemo();
+  if ((await store.providers.list()).some((p) => p.type === 'demo')) await startDemo();
 
   let keychain: Promise<SecretStore | null> | null = null;
-  const secretStore = opts.secretStore ?? (() => (keychain ??= openKeychain(home).catch(() => null)));
+  // A team's provider keys come from the server's environment: the OS keychain is one laptop's.
+  const secretStore = opts.secretStore ?? (team ? refuseKeychainInTeamMode : () => (keychain ??= openKeychain(home).catch(() => null)));
   const providerKeys = new ProviderKeys(secretStore);
   const prices = new PriceBook();
   const live = new LiveConfig(store, () => demo?.baseUrl ?? null);
   const applyPrices = () => {
     const map: Record<string, UserPrice> = {};
-    for (const p of store.prices.list()) map[p.model] = fromStoredPrice(p);
+    for (const p of live.userPrices) map[p.model] = fromStoredPrice(p);
     prices.setUserPrices(map);
   };
-  applyPrices();
   live.onReload(() => {
     applyPrices();
     providerKeys.clear();
     if (!demo && needsDemo()) void startDemo().then(() => live.reload());
   });
-  live.reload();
+  await live.reload();
 
   const transport = new Transport(settings.timeouts.connectMs, { connections: settings.upstream.connections, queueTimeoutMs: settings.upstream.queueTimeoutMs });
   const applyPoolSizes = () => transport.setPoolSizes(poolSizes(live.providers.map((p) => p.settings), settings));
@@ -143,9 +151,9 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     prices,
     breaker: new CircuitBreaker({ failureThreshold: settings.routing.breakerFailures, cooldownMs: settings.routing.breakerCooldownMs, clock: opts.clock }),
     latency: new LatencyTracker(),
-    limiter: new RateLimiter({ clock: opts.clock }),
+    limiter,
     providerKeys,
-    budgets: new BudgetTracker(store.db),
+    budgets,
   };
 
   const listeners = new Set<(row: CallRow) => void>();
@@ -165,7 +173,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   } catch (err) {
     // A failed start (port in use) must not leave anything open: the demo upstream's listening
     // socket would keep `gateway start` alive after it printed its error.
-    store.close();
+    await store.close();
     await (demo as DemoUpstream | null)?.close();
     await transport.close();
     throw err;
@@ -177,14 +185,15 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     ? Promise.resolve([])
     : refreshProviderModels(store, providerKeys, transport, undefined, (p) => (p.type === 'demo' ? (demo?.baseUrl ?? p.baseUrl) : p.baseUrl))
         .catch(() => [] as RefreshResult[])
-        .then((r) => {
-          live.reloadIfChanged();
+        .then(async (r) => {
+          await live.reloadIfChanged();
           return r;
         });
 
   const retention = (rowsToo = false) => {
     try {
-      purgeCalls(store.db, { olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: rowsToo ? settings.audit.maxRows : undefined });
+      const purged = store.calls.purgeCalls({ olderThanMs: settings.audit.retentionDays * 86_400_000, keepMaxRows: rowsToo ? settings.audit.maxRows : undefined });
+      if (purged instanceof Promise) purged.catch(() => undefined);
     } catch {
       /* retention is best effort; the next run tries again */
     }
@@ -214,7 +223,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     async stopNow() {
       inflight.cutAll();
       await inflight.drain(1_000);
-      store.close();
+      await store.close();
     },
     async close(opts) {
       if (closed) return;
@@ -234,7 +243,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
       await serverClosed;
       await discovery.catch(() => undefined);
       // The store closes last: every call above has queued its audit row, and close() flushes them.
-      store.close();
+      await store.close();
       await (demo as DemoUpstream | null)?.close();
       await transport.close();
     },

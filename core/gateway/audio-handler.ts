@@ -8,6 +8,7 @@
  * carries it, else from the duration (whisper-1's per-minute price; for token-priced models an estimate
  * of the audio tokens at OpenAI's ~1,000 per minute, plus the transcript's tokens, marked estimated).
  */
+import { isPromise } from '../state/awaitable.ts';
 import { badRequest } from '../errors.ts';
 import type { PassthroughBody, PassthroughPath } from '../providers/types.ts';
 import type { ModelPrice } from '../pricing/price.ts';
@@ -61,12 +62,13 @@ export async function handleAudio(ctx: RequestContext, route: AudioRoute, raw: B
   const duration = audioDuration(audio);
   const worstSeconds = reserveSeconds(audio, duration);
   const promptTokens = countTokens(fields.get('prompt')?.value ?? '');
-  const admission = admit(ctx, model, {
+  let admission = admit(ctx, model, {
     inputTokens: promptTokens,
     maxOutputTokens: null,
     unitWorstCase: (price, m) => audioWorstCaseUsd(price, m, worstSeconds, promptTokens),
     extraTokens: Math.ceil(worstSeconds * AUDIO_TOKENS_PER_SECOND),
   });
+  if (isPromise(admission)) admission = await admission;
   try {
     const serving = servingCandidates(admission, path, model);
     const priceOf = (c: Candidate): ModelPrice | null => ctx.deps.prices.lookup(c.runtime.settings.type, c.runtime.settings.preset, c.model);

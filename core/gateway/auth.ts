@@ -4,6 +4,7 @@ import { invalidApiKey } from '../errors.ts';
 import { hashLocalKey } from '../keys/local-key.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
 import type { LiveConfig } from './live-config.ts';
+import { andThen, type Awaitable } from '../state/awaitable.ts';
 
 export function bearerToken(req: IncomingMessage): string | null {
   const auth = req.headers.authorization;
@@ -18,7 +19,8 @@ export function bearerToken(req: IncomingMessage): string | null {
 
 const mask = (k: string): string => (k.length <= 12 ? '***' : `${k.slice(0, 8)}***${k.slice(-4)}`);
 
-export function authenticate(req: IncomingMessage, live: LiveConfig): StoredKey {
+/** Synchronous for every key in memory; a key unknown to it is looked up in the state (a promise in team mode). */
+export function authenticate(req: IncomingMessage, live: LiveConfig): Awaitable<StoredKey> {
   const token = bearerToken(req);
   if (!token) {
     throw invalidApiKey(
@@ -26,8 +28,15 @@ export function authenticate(req: IncomingMessage, live: LiveConfig): StoredKey 
     );
   }
   const hash = hashLocalKey(token);
-  const key = live.keysByHash.get(hash) ?? live.recheckUnknownKey(hash);
-  if (!key) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
+  const known = live.keysByHash.get(hash);
+  if (known) return usable(known);
+  return andThen(live.recheckUnknownKey(hash), (key) => {
+    if (!key) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
+    return usable(key);
+  });
+}
+
+function usable(key: StoredKey): StoredKey {
   if (key.state === 'disabled') throw invalidApiKey(`The key "${key.name}" is disabled. Enable it with \`gateway keys enable ${key.name}\`.`);
   if (key.state === 'deleted') throw invalidApiKey(`The key "${key.name}" was deleted. Create a new one with \`gateway keys create --name NAME\`.`);
   return key;

@@ -4,7 +4,6 @@
  * and a SiliconFlow style `/dashboard/user/info`. A key without a budget reports itself unlimited.
  */
 import { badRequest } from '../errors.ts';
-import { spendForKeyBetween } from '../storage/audit-queries.ts';
 import { periodStart } from './budget.ts';
 import { roundUsd, stringifyMoney } from '../pricing/cost.ts';
 import type { RequestContext } from './request-context.ts';
@@ -19,18 +18,18 @@ function sendJson(res: RequestContext['res'], status: number, body: unknown, hea
   res.end(text);
 }
 
-function keyBudget(ctx: RequestContext): { budget: number | null; spent: number } {
+async function keyBudget(ctx: RequestContext): Promise<{ budget: number | null; spent: number }> {
   const key = ctx.key;
-  ctx.deps.store.audit.flush();
+  await ctx.deps.store.drainAudit();
   const since = periodStart(key.budgetPeriod ?? 'total');
-  const spent = spendForKeyBetween(ctx.deps.store.db, key.id, since, Date.now() + 1);
+  const spent = await ctx.deps.store.calls.spendForKeyBetween(key.id, since, Date.now() + 1);
   return { budget: key.budgetUsd ?? null, spent };
 }
 
 const headers = (ctx: RequestContext) => ({ 'x-request-id': ctx.requestId, ...ctx.baseHeaders });
 
-export function handleBalance(ctx: RequestContext): void {
-  const { budget, spent } = keyBudget(ctx);
+export async function handleBalance(ctx: RequestContext): Promise<void> {
+  const { budget, spent } = await keyBudget(ctx);
   sendJson(ctx.res, 200, {
     object: 'balance',
     success: true,
@@ -44,8 +43,8 @@ export function handleBalance(ctx: RequestContext): void {
   }, headers(ctx));
 }
 
-export function handleUserInfo(ctx: RequestContext): void {
-  const { budget, spent } = keyBudget(ctx);
+export async function handleUserInfo(ctx: RequestContext): Promise<void> {
+  const { budget, spent } = await keyBudget(ctx);
   const remain = budget === null ? UNLIMITED_USD : Math.max(0, budget - spent);
   sendJson(ctx.res, 200, {
     code: 20000,
@@ -55,8 +54,8 @@ export function handleUserInfo(ctx: RequestContext): void {
   }, headers(ctx));
 }
 
-export function handleSubscription(ctx: RequestContext): void {
-  const { budget } = keyBudget(ctx);
+export async function handleSubscription(ctx: RequestContext): Promise<void> {
+  const { budget } = await keyBudget(ctx);
   const limit = budget ?? UNLIMITED_USD;
   sendJson(ctx.res, 200, {
     object: 'billing_subscription',
@@ -82,15 +81,15 @@ function parseDay(v: string | null, param: string): number | null {
  * only narrow the end), and `end_date` counts the whole day it names (today's spend included).
  * Without a budget the dates are honoured as given: start inclusive, end through that day.
  */
-export function handleBillingUsage(ctx: RequestContext, query: URLSearchParams): void {
+export async function handleBillingUsage(ctx: RequestContext, query: URLSearchParams): Promise<void> {
   const start = parseDay(query.get('start_date'), 'start_date');
   const end = parseDay(query.get('end_date'), 'end_date');
-  ctx.deps.store.audit.flush();
+  await ctx.deps.store.drainAudit();
   const budgeted = ctx.key.budgetUsd !== null && ctx.key.budgetUsd !== undefined;
   const periodFrom = periodStart(ctx.key.budgetPeriod ?? 'total');
   const from = budgeted ? periodFrom : (start ?? periodFrom);
   const endOfDay = end === null ? null : new Date(new Date(end).setDate(new Date(end).getDate() + 1)).getTime();
   const to = budgeted ? Date.now() + 1 : (endOfDay ?? Date.now() + 1);
-  const spent = spendForKeyBetween(ctx.deps.store.db, ctx.key.id, from, to);
+  const spent = await ctx.deps.store.calls.spendForKeyBetween(ctx.key.id, from, to);
   sendJson(ctx.res, 200, { object: 'list', total_usage: roundUsd(spent * 100) }, headers(ctx));
 }

@@ -1,21 +1,13 @@
 /**
- * Per-key budgets that hold under concurrency. Spend per key and period is loaded once from SQLite,
- * then kept in memory as calls finish; calls in flight hold a reservation (their estimated cost), so
- * N parallel requests cannot all slip under the same remaining dollar.
+ * Per-key budgets of one process (SQLite): spend per key and period is loaded once from the audit
+ * trail, then kept in memory as calls finish; calls in flight hold a reservation (their estimated
+ * cost), so N parallel requests cannot all slip under the same remaining dollar. Every answer is
+ * synchronous. A team shares its counters in Redis instead (`core/storage/team/redis-budgets.ts`).
  */
-import type { Database } from 'better-sqlite3';
-import { insufficientQuota } from '../errors.ts';
-import { spendForKey } from '../storage/audit-queries.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
-import { formatUsd, roundUsd } from '../pricing/cost.ts';
+import { budgetRefusal, overBudget, periodStart, reservable, type BudgetHint, type Budgets, type SettleBudget } from '../state/budgets.ts';
 
-export type BudgetPeriod = 'total' | 'daily' | 'monthly';
-
-export function periodStart(period: BudgetPeriod, now = new Date()): number {
-  if (period === 'daily') return new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
-  if (period === 'monthly') return new Date(now.getFullYear(), now.getMonth(), 1).getTime();
-  return 0;
-}
+export { periodStart, type BudgetPeriod } from '../state/budgets.ts';
 
 interface KeySpend {
   periodStart: number;
@@ -23,19 +15,22 @@ interface KeySpend {
   reserved: number;
 }
 
-export class BudgetTracker {
-  private readonly db: Database;
+/** What a key has spent since a unix ms, read from the audit trail (synchronously: SQLite). */
+export type SpendSince = (keyId: string, sinceMs: number) => number;
+
+export class BudgetTracker implements Budgets {
+  private readonly spentSince: SpendSince;
   private readonly spend = new Map<string, KeySpend>();
 
-  constructor(db: Database) {
-    this.db = db;
+  constructor(spentSince: SpendSince) {
+    this.spentSince = spentSince;
   }
 
   private entry(key: StoredKey): KeySpend {
     const start = periodStart(key.budgetPeriod ?? 'total');
     let e = this.spend.get(key.id);
     if (!e || e.periodStart !== start) {
-      const stored = spendForKey(this.db, key.id, start);
+      const stored = this.spentSince(key.id, start);
       e = { periodStart: start, spent: Number.isFinite(stored) ? stored : 0, reserved: e?.reserved ?? 0 };
       this.spend.set(key.id, e);
     }
@@ -47,25 +42,11 @@ export class BudgetTracker {
    * flight hold, is smaller); otherwise reserves it. Returns the function that settles the call with its
    * real cost. `hint` adds what the client could change (a smaller max_tokens) to the refusal.
    */
-  reserve(key: StoredKey, worstCase: number, hint?: () => (remainingUsd: number) => string): (actualCost: number | null) => void {
+  reserve(key: StoredKey, worstCase: number, hint?: BudgetHint): SettleBudget {
     if (key.budgetUsd === null || key.budgetUsd === undefined) return () => undefined;
     const e = this.entry(key);
-    const estimate = Number.isFinite(worstCase) && worstCase > 0 ? worstCase : 0;
-    const committed = e.spent + e.reserved;
-    if (committed >= key.budgetUsd || committed + estimate > key.budgetUsd) {
-      const period = key.budgetPeriod && key.budgetPeriod !== 'total' ? ` ${key.budgetPeriod}` : '';
-      const remaining = Math.max(0, key.budgetUsd - committed);
-      const held = e.reserved > 0 ? ` (plus $${formatUsd(roundUsd(e.reserved))} held by calls in flight)` : '';
-      const raise = `Raise it with \`gateway keys update ${key.name} --budget USD\`.`;
-      if (e.spent >= key.budgetUsd || (estimate === 0 && committed >= key.budgetUsd)) {
-        throw insufficientQuota(`Key "${key.name}" has used its${period} budget: $${formatUsd(roundUsd(e.spent))} spent of $${formatUsd(key.budgetUsd)}${held}. ${raise}`);
-      }
-      throw insufficientQuota(
-        `This call could cost up to $${formatUsd(roundUsd(estimate))} (its prompt plus the most output it allows), and key "${key.name}" has ` +
-          `$${formatUsd(roundUsd(remaining))} of its${period} budget left: $${formatUsd(roundUsd(e.spent))} spent of $${formatUsd(key.budgetUsd)}${held}.` +
-          `${hint?.()(remaining) ?? ''} ${raise}`,
-      );
-    }
+    const estimate = reservable(worstCase);
+    if (overBudget(key.budgetUsd, e.spent, e.reserved, estimate)) throw budgetRefusal(key, e.spent, e.reserved, estimate, hint);
     e.reserved += estimate;
     let released = false;
     return (actualCost) => {
@@ -79,7 +60,6 @@ export class BudgetTracker {
     };
   }
 
-  /** Adds a cost for a key without a reservation (keys with no budget still get spend tracked lazily). */
   snapshot(key: StoredKey): { spent: number; reserved: number; periodStart: number } | null {
     if (key.budgetUsd === null || key.budgetUsd === undefined) return null;
     const e = this.entry(key);

@@ -4,6 +4,7 @@
  * requested upstream and shown only when the client asked, errors after the first byte end the stream
  * with an error event.
  */
+import { isPromise } from '../state/awaitable.ts';
 import { badRequest, internalError } from '../errors.ts';
 import { openAIChatBody } from '../providers/openai/request.ts';
 import type { CallContext, PassthroughBody } from '../providers/types.ts';
@@ -118,7 +119,8 @@ export async function handleCompletions(ctx: RequestContext, raw: Record<string,
     });
     return;
   }
-  const admission = admit(ctx, body.model, { inputTokens: () => promptTokens(body.prompt), maxOutputTokens: maxTokens, n: n * prompts });
+  let admission = admit(ctx, body.model, { inputTokens: () => promptTokens(body.prompt), maxOutputTokens: maxTokens, n: n * prompts });
+  if (isPromise(admission)) admission = await admission;
   try {
     const serving = servingCandidates(admission, '/completions', body.model);
     const success = await runPassthrough(ctx, serving, { path: '/completions', stream: false, jsonOnly: true, body: (callCtx) => completionBody(body, callCtx) });

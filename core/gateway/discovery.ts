@@ -1,10 +1,10 @@
 /**
  * Model discovery: providers added without `--models` serve what their own listing says. The list is
- * cached in SQLite and refreshed on start and by `gateway providers refresh`.
+ * cached in the shared state and refreshed on start and by `gateway providers refresh`.
  */
 import { adapterFor } from '../providers/registry.ts';
 import type { ProviderSettings } from '../providers/types.ts';
-import type { Store } from '../storage/index.ts';
+import type { GatewayState } from '../state/gateway-state.ts';
 import type { Transport } from '../upstream/transport.ts';
 import { classifyTransportError } from '../upstream/transport.ts';
 import type { ProviderKeys } from '../upstream/provider-keys.ts';
@@ -36,13 +36,13 @@ export async function listProviderModels(
 }
 
 export async function refreshProviderModels(
-  store: Store,
+  store: GatewayState,
   keys: ProviderKeys,
   transport: Transport,
   only?: string,
   baseUrlOverride?: (p: ProviderSettings) => string,
 ): Promise<RefreshResult[]> {
-  const providers = store.providers.list().filter((p) => (only ? p.name === only : p.models === null));
+  const providers = (await store.providers.list()).filter((p) => (only ? p.name === only : p.models === null));
   return Promise.all(
     providers.map(async (p): Promise<RefreshResult> => {
       if (p.models !== null) return { provider: p.name, ok: true, models: p.models };
@@ -50,7 +50,7 @@ export async function refreshProviderModels(
       const apiKey = await keys.keyFor(settings).catch(() => null);
       const listed = await listProviderModels(settings, apiKey, transport);
       if (!listed.ok) return { provider: p.name, ok: false, error: listed.error };
-      store.providers.setDiscoveredModels(p.name, listed.models);
+      await store.providers.setDiscoveredModels(p.name, listed.models);
       return { provider: p.name, ok: true, models: listed.models };
     }),
   );

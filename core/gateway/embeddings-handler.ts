@@ -3,6 +3,7 @@
  * the official Node SDK asks for base64 by default and decodes it unconditionally, so a float array
  * coming back from an upstream that ignores the field is packed as little-endian float32 here.
  */
+import { isPromise } from '../state/awaitable.ts';
 import { badRequest } from '../errors.ts';
 import type { EmbeddingsResult } from '../providers/types.ts';
 import { formatUsd, stringifyWithCost } from '../pricing/cost.ts';
@@ -37,7 +38,8 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
   const { deps, record } = ctx;
   const { model, texts, format } = validate(raw);
   record.modelRequested = model;
-  const admission = admit(ctx, model, { inputTokens: texts.reduce((n, t) => n + countTokens(t), 0), maxOutputTokens: 0 });
+  let admission = admit(ctx, model, { inputTokens: texts.reduce((n, t) => n + countTokens(t), 0), maxOutputTokens: 0 });
+  if (isPromise(admission)) admission = await admission;
   try {
     const timeouts = timeoutsFor(deps, false);
     const success = await runAttempts<EmbeddingsResult>(

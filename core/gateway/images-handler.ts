@@ -4,6 +4,7 @@
  * models, their published per-image worst case); the call settles from the token usage the provider
  * reports, else from the images it returned at the per-image price (`gateway prices set --per-image`).
  */
+import { isPromise } from '../state/awaitable.ts';
 import { badRequest } from '../errors.ts';
 import { IMAGE_WORST_CASE_USD } from '../pricing/builtin-prices.ts';
 import { imageWorstCaseUsd } from '../pricing/worst-case.ts';
@@ -26,12 +27,13 @@ export async function handleImages(ctx: RequestContext, input: Record<string, un
   ctx.record.modelRequested = model;
   const n = typeof raw.n === 'number' && Number.isInteger(raw.n) && raw.n > 0 ? raw.n : 1;
   const kind = `${typeof raw.size === 'string' ? raw.size : '*'}|${typeof raw.quality === 'string' ? raw.quality : '*'}`;
-  const admission = admit(ctx, model, {
+  let admission = admit(ctx, model, {
     inputTokens: countTokens(raw.prompt),
     maxOutputTokens: null,
     n,
     unitWorstCase: (price, m) => imageWorstCaseUsd(price, kind, n, IMAGE_WORST_CASE_USD[m] ?? null),
   });
+  if (isPromise(admission)) admission = await admission;
   try {
     const serving = servingCandidates(admission, '/images/generations', model);
     const body = jsonBody(raw);

@@ -1,11 +1,13 @@
 /**
- * The server's in-memory view of the configuration in SQLite. The CLI writes SQLite and bumps
- * `config_version`; the server polls that one integer (every 250 ms) and reloads on change, so a new
- * or disabled key is live within a second without a restart or IPC.
+ * The server's in-memory view of the configuration in the shared state. Every change (CLI, admin API,
+ * another instance) moves the config version; the state tells the server (SQLite: a poll of that one
+ * integer every 250 ms; a team: Redis pub/sub with a poll fallback) and it reloads, so a new or
+ * disabled key is live within a second without a restart. Requests read only this memory.
  */
-import type { Store } from '../storage/index.ts';
-import { readConfigVersion } from '../storage/config-version.ts';
+import type { ConfigSnapshot, GatewayState } from '../state/gateway-state.ts';
+import { andThen, type Awaitable } from '../state/awaitable.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
+import type { UserPrice } from '../storage/prices-repo.ts';
 import { adapterFor } from '../providers/registry.ts';
 import type { ProviderAdapter, ProviderSettings } from '../providers/types.ts';
 import type { Strategy } from '../routing/strategy.ts';
@@ -36,37 +38,50 @@ export class LiveConfig {
   /** Every model id some provider serves → those providers in routing order (priority, then insertion). */
   modelIndex = new Map<string, RuntimeProvider[]>();
   allModels = new Set<string>();
-  private timer: NodeJS.Timeout | null = null;
+  /** The prices users set (`gateway prices set`), as of the last reload. */
+  userPrices: UserPrice[] = [];
+  private unwatch: (() => void) | null = null;
+  /** Reloads may overlap when the state answers asynchronously: only the newest one applies. */
+  private reloadsStarted = 0;
+  private reloadsApplied = 0;
   private lastRecheckAt = 0;
   private readonly listeners: Array<() => void> = [];
 
   /** Run-time facts that must survive reloads (e.g. a provider refusing `stream_options`). */
   readonly learnedOptions = new Map<string, Record<string, unknown>>();
 
-  private readonly store: Store;
+  private readonly state: GatewayState;
   private readonly demoBaseUrl: () => string | null;
 
-  constructor(store: Store, demoBaseUrl: () => string | null) {
-    this.store = store;
+  constructor(state: GatewayState, demoBaseUrl: () => string | null) {
+    this.state = state;
     this.demoBaseUrl = demoBaseUrl;
   }
 
-  reloadIfChanged(): boolean {
-    const v = readConfigVersion(this.store.db);
-    if (v === this.version) return false;
-    this.reload(v);
-    return true;
+  reloadIfChanged(): Awaitable<boolean> {
+    return andThen(this.state.configVersion(), (v) => (v === this.version ? false : andThen(this.reload(), () => true)));
   }
 
-  reload(version = readConfigVersion(this.store.db)): void {
-    this.version = version;
-    const keys = new Map<string, StoredKey>();
-    for (const k of this.store.keys.list({ includeDeleted: true })) keys.set(k.hash, k);
-    this.keysByHash = keys;
+  /** Reads the whole configuration again (synchronously on SQLite, so the next request sees it). */
+  reload(): Awaitable<void> {
+    const seq = ++this.reloadsStarted;
+    return andThen(this.state.snapshot(), (snap) => {
+      if (seq < this.reloadsApplied) return;
+      this.reloadsApplied = seq;
+      this.apply(snap);
+    });
+  }
 
-    const served = this.store.providers.allServedModels();
+  private apply(snap: ConfigSnapshot): void {
+    this.version = snap.version;
+    const keys = new Map<string, StoredKey>();
+    for (const k of snap.keys) keys.set(k.hash, k);
+    this.keysByHash = keys;
+    this.userPrices = snap.prices;
+
+    const served = snap.served;
     const providers: RuntimeProvider[] = [];
-    for (const p of this.store.providers.list()) {
+    for (const p of snap.providers) {
       const learned = this.learnedOptions.get(p.name) ?? {};
       const demo = p.type === 'demo' ? this.demoBaseUrl() : null;
       const settings: ProviderSettings = { ...p, baseUrl: demo ?? p.baseUrl, options: { ...p.options, ...learned } };
@@ -85,21 +100,19 @@ export class LiveConfig {
     this.modelIndex = index;
     this.allModels = new Set(index.keys());
 
-    this.aliases = new Map(this.store.aliases.list().map((a) => [a.name, { name: a.name, targets: a.targets, strategy: a.strategy }]));
+    this.aliases = new Map(snap.aliases.map((a) => [a.name, { name: a.name, targets: a.targets, strategy: a.strategy }]));
     for (const fn of this.listeners) fn();
   }
 
   /**
    * A key unknown to the in-memory table may have been created a moment ago (before the next poll):
-   * look it up in SQLite before refusing it. At most one look-up per `minIntervalMs`, so a flood of
+   * look it up in the state before refusing it. At most one look-up per `minIntervalMs`, so a flood of
    * wrong keys costs one indexed read per interval, not one per request.
    */
-  recheckUnknownKey(hash: string, now = Date.now(), minIntervalMs = 25): StoredKey | undefined {
+  recheckUnknownKey(hash: string, now = Date.now(), minIntervalMs = 25): Awaitable<StoredKey | undefined> {
     if (now - this.lastRecheckAt < minIntervalMs) return undefined;
     this.lastRecheckAt = now;
-    if (this.store.keys.findByHash(hash) === null) return undefined;
-    this.reload();
-    return this.keysByHash.get(hash);
+    return andThen(this.state.keys.findByHash(hash), (found) => (found === null ? undefined : andThen(this.reload(), () => this.keysByHash.get(hash))));
   }
 
   onReload(fn: () => void): void {
@@ -113,18 +126,19 @@ export class LiveConfig {
   }
 
   startPolling(intervalMs = 250): void {
-    this.timer = setInterval(() => {
+    const failed = (err: unknown) => console.error('[gateway] config reload failed:', (err as Error).message);
+    this.unwatch = this.state.watchConfig(() => {
       try {
-        this.reloadIfChanged();
+        const r = this.reloadIfChanged();
+        if (r instanceof Promise) r.catch(failed);
       } catch (err) {
-        console.error('[gateway] config reload failed:', (err as Error).message);
+        failed(err);
       }
     }, intervalMs);
-    this.timer.unref();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.unwatch?.();
+    this.unwatch = null;
   }
 }

@@ -53,10 +53,14 @@ export interface ServerHooks {
 export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}): Server {
   const allowedHosts = new Set(deps.settings.allowedHosts.map((h) => h.toLowerCase()));
   const corsOrigins = new Set(deps.settings.corsOrigins);
-  const cassettes = createCassetteLayer(deps, (row) => {
-    deps.store.audit.record(row);
-    hooks.onCall?.(row);
-  });
+  const cassettes = createCassetteLayer(
+    deps,
+    (row) => {
+      deps.store.audit.record(row);
+      hooks.onCall?.(row);
+    },
+    hooks.inflight,
+  );
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((err) => {
       if (!res.headersSent) sendError(res, err);
@@ -119,7 +123,10 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     req.resume();
     const record = newRecord(req, requestId, `${method} ${path}`.slice(0, 200));
     try {
-      record.key = authenticate(req, deps.live);
+      const key = authenticate(req, deps.live);
+      // A key not in memory (team mode) is not waited for: an unknown path is answered at once.
+      if (key instanceof Promise) key.catch(() => undefined);
+      else record.key = key;
     } catch {
       /* an unknown path is answered whatever the key */
     }
@@ -167,7 +174,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         res.setHeader('connection', 'close');
         throw new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: 'The gateway is shutting down; retry in a moment.' });
       }
-      ctx.key = authenticate(req, deps.live);
+      const key = authenticate(req, deps.live);
+      ctx.key = key instanceof Promise ? await key : key;
       record.key = ctx.key;
       if (route === 'transcriptions' || route === 'translations') {
         // Multipart: the raw bytes are forwarded as sent; the handler reads the fields it routes on.
@@ -225,22 +233,26 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     const record = new CallRecord({ requestId, startedAt: Date.now(), startedPerf: performance.now(), key: null, endpoint: route, stream: false });
     const ctx = context(req, res, requestId, record, cors);
     try {
-      ctx.key = authenticate(req, deps.live);
+      const key = authenticate(req, deps.live);
+      ctx.key = key instanceof Promise ? await key : key;
       // A key with limits sees its rate-limit state on every response; only model calls count against it.
-      if (ctx.key.rpm || ctx.key.tpm) Object.assign(ctx.baseHeaders, deps.limiter.peek(ctx.key.id, { rpm: ctx.key.rpm, tpm: ctx.key.tpm }).headers);
+      if (ctx.key.rpm || ctx.key.tpm) {
+        const peek = deps.limiter.peek(ctx.key.id, { rpm: ctx.key.rpm, tpm: ctx.key.tpm });
+        Object.assign(ctx.baseHeaders, (peek instanceof Promise ? await peek : peek).headers);
+      }
       switch (route) {
         case 'models':
           return handleListModels(ctx, frontEndFor(req, null).protocol === 'anthropic-messages');
         case 'model':
           return handleGetModel(ctx, param ?? '');
         case 'balance':
-          return handleBalance(ctx);
+          return await handleBalance(ctx);
         case 'user-info':
-          return handleUserInfo(ctx);
+          return await handleUserInfo(ctx);
         case 'subscription':
-          return handleSubscription(ctx);
+          return await handleSubscription(ctx);
         case 'billing-usage':
-          return handleBillingUsage(ctx, query);
+          return await handleBillingUsage(ctx, query);
       }
     } catch (err) {
       sendFrontEndError(res, frontEndFor(req, null), err, requestId, ctx.baseHeaders);

@@ -4,6 +4,7 @@
  * answer rendered by the client's front end (or relayed natively), cost, and what the audit row says.
  * The front end parses and renders; the codec of each candidate talks to its upstream.
  */
+import { isPromise } from '../state/awaitable.ts';
 import { admit } from '../gateway/admission.ts';
 import type { Candidate } from '../gateway/model-router.ts';
 import type { RequestContext } from '../gateway/request-context.ts';
@@ -17,12 +18,13 @@ export type { PipelineCall } from './pipeline-call.ts';
 export async function runCall(ctx: RequestContext, call: PipelineCall): Promise<void> {
   const req = call.request;
   ctx.record.modelRequested = req.model;
-  const admitted = admit(ctx, req.model, {
+  let admitted = admit(ctx, req.model, {
     inputTokens: call.promptTokens,
     maxOutputTokens: call.maxOutputTokens !== undefined ? call.maxOutputTokens : req.maxOutputTokens,
     n: call.n ?? req.n,
     ...(req.serviceTier !== undefined ? { serviceTier: req.serviceTier } : {}),
   });
+  if (isPromise(admitted)) admitted = await admitted;
   try {
     const admission = call.narrow ? call.narrow(admitted) : admitted;
     const codecFor = call.codecFor ?? ((c: Candidate) => neutralCodec(c, req));

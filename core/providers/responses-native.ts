@@ -19,9 +19,20 @@ function azureResponsesUrl(ctx: CallContext): string {
   return joinUrl(root, '/openai/v1/responses');
 }
 
+/**
+ * Reasoning items whose `encrypted_content` the gateway made (`gw1:`, another provider's signature carried
+ * through the client) mean nothing to OpenAI, which refuses content it cannot decrypt: they stay behind.
+ */
+const gatewayReasoning = (item: unknown): boolean =>
+  item !== null &&
+  typeof item === 'object' &&
+  (item as Record<string, unknown>).type === 'reasoning' &&
+  String((item as Record<string, unknown>).encrypted_content ?? '').startsWith('gw1:');
+
 export function nativeResponsesRequest(body: Record<string, unknown>, ctx: CallContext): UpstreamRequest {
   const out: Record<string, unknown> = {};
   for (const k in body) if (k !== 'user') out[k] = body[k];
+  if (Array.isArray(body.input) && body.input.some(gatewayReasoning)) out.input = body.input.filter((i) => !gatewayReasoning(i));
   const azure = ctx.provider.type === 'azure';
   out.model = azure ? deploymentFor(ctx.provider, ctx.model) : ctx.model;
   if (ctx.stream) out.stream = true;

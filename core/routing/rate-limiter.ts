@@ -19,30 +19,14 @@
  *   Go duration string (`formatDuration`).
  */
 import { systemClock, type Clock } from './clock.ts';
+import type { RateDecision, RateLimits, RateWindows, TokenReservation } from '../state/rate-windows.ts';
 
-export interface RateLimits {
-  rpm?: number | null;
-  tpm?: number | null;
-}
-
-export interface RateDecision {
-  allowed: boolean;
-  /** The tokens held for this request until `release` (null when none were reserved). */
-  reservation: TokenReservation | null;
-  /** 0 when allowed; otherwise ms until this request would be allowed. */
-  retryAfterMs: number;
-  headers: Record<string, string>;
-}
+export type { RateDecision, RateLimits, TokenReservation } from '../state/rate-windows.ts';
 
 export interface RateLimiterOptions {
   clock?: Clock;
   /** Window length. Default 60 000 ms. */
   windowMs?: number;
-}
-
-/** A token entry of a request in flight; `release` zeroes it. */
-export interface TokenReservation {
-  readonly keyId: string;
 }
 
 interface TokenEntry extends TokenReservation {
@@ -58,7 +42,7 @@ interface KeyWindow {
   tokenSum: number;
 }
 
-export class RateLimiter {
+export class RateLimiter implements RateWindows {
   readonly windowMs: number;
   readonly #clock: Clock;
   readonly #keys = new Map<string, KeyWindow>();

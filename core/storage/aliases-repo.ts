@@ -17,7 +17,7 @@ export interface Alias {
   strategy: RoutingStrategy;
 }
 
-interface AliasRow {
+export interface AliasRow {
   name: string;
   targets: string;
   strategy: RoutingStrategy;
@@ -71,7 +71,7 @@ export class AliasesRepo {
   }
 }
 
-function checkTargets(targets: unknown): AliasTarget[] {
+export function checkTargets(targets: unknown): AliasTarget[] {
   const valid =
     Array.isArray(targets) &&
     targets.length > 0 &&
@@ -89,7 +89,7 @@ function checkTargets(targets: unknown): AliasTarget[] {
   return (targets as AliasTarget[]).map((t) => ({ provider: t.provider, model: t.model }));
 }
 
-function toAlias(row: AliasRow): Alias {
+export function toAlias(row: AliasRow): Alias {
   let targets: unknown;
   try {
     targets = JSON.parse(row.targets);

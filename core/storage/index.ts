@@ -1,6 +1,7 @@
 /**
- * The storage layer as one object: the SQLite connection, the config repositories and the audit
- * writer. The server and the CLI each open their own Store on the same file.
+ * The one-machine implementation of `GatewayState`: one SQLite file with the config repositories, the
+ * audit writer and its queries, every answer synchronous. The server and the CLI each open their own
+ * Store on the same file; a change made by one reaches the other through the polled config version.
  */
 import { dataPaths, ensureDataHome, type DataPaths } from '../home.ts';
 import { AliasesRepo } from './aliases-repo.ts';
@@ -11,6 +12,8 @@ import { openDatabase, type Database } from './db.ts';
 import { KeysRepo } from './keys-repo.ts';
 import { PricesRepo } from './prices-repo.ts';
 import { ProvidersRepo } from './providers-repo.ts';
+import { SqliteCallQueries } from './sqlite-calls.ts';
+import type { ConfigSnapshot, GatewayState } from '../state/gateway-state.ts';
 
 export interface StoreOptions {
   audit?: AuditWriterOptions;
@@ -18,18 +21,24 @@ export interface StoreOptions {
   auditThread?: boolean;
 }
 
-export class Store {
+export class Store implements GatewayState {
+  readonly kind = 'sqlite' as const;
+  readonly location: string;
+  /** The connection itself: for the storage layer and tests only; the gateway goes through the methods. */
   readonly db: Database;
   readonly keys: KeysRepo;
   readonly providers: ProvidersRepo;
   readonly aliases: AliasesRepo;
   readonly prices: PricesRepo;
+  readonly calls: SqliteCallQueries;
   /** Starts no timer until the first row is recorded, so opening a Store from the CLI costs nothing. */
   readonly audit: AuditSink;
   private closed = false;
 
   constructor(db: Database, options: StoreOptions = {}, file?: string) {
     this.db = db;
+    this.location = file ?? db.name;
+    this.calls = new SqliteCallQueries(db);
     this.keys = new KeysRepo(db);
     this.providers = new ProvidersRepo(db);
     this.aliases = new AliasesRepo(db);
@@ -53,6 +62,37 @@ export class Store {
 
   configVersion(): number {
     return readConfigVersion(this.db);
+  }
+
+  /** One read transaction, so the keys, providers and aliases all come from the same version. */
+  snapshot(): ConfigSnapshot {
+    return this.db.transaction(() => ({
+      version: readConfigVersion(this.db),
+      keys: this.keys.list({ includeDeleted: true }),
+      providers: this.providers.list(),
+      served: this.providers.allServedModels(),
+      aliases: this.aliases.list(),
+      prices: this.prices.list(),
+    }))();
+  }
+
+  /** SQLite has no push: the version is polled (a cached one-row read), `pollMs` apart. */
+  watchConfig(fn: () => void, pollMs: number): () => void {
+    let seen = this.configVersion();
+    const timer = setInterval(() => {
+      if (this.closed) return;
+      const v = this.configVersion();
+      if (v !== seen) {
+        seen = v;
+        fn();
+      }
+    }, pollMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  drainAudit(): void {
+    this.audit.flush();
   }
 
   /** Writes queued audit rows, then closes the connection. Safe to call twice. */

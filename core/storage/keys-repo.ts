@@ -60,7 +60,7 @@ export interface IssuedKey {
   secret: string;
 }
 
-interface KeyRow {
+export interface KeyRow {
   id: string;
   name: string;
   hash: string;
@@ -213,14 +213,14 @@ export class KeysRepo {
   }
 }
 
-function checkCassette(spec: unknown): string | null {
+export function checkCassette(spec: unknown): string | null {
   if (spec !== null && (typeof spec !== 'string' || spec.length === 0 || /\p{Cc}/u.test(spec))) {
     throw new StorageError('invalid_input', 'a cassette is MODE:DIR, e.g. replay:/path/to/cassettes');
   }
   return spec;
 }
 
-function checkName(name: unknown): string {
+export function checkName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH || name.trim() !== name || /\p{Cc}/u.test(name)) {
     throw new StorageError(
       'invalid_input',
@@ -231,7 +231,7 @@ function checkName(name: unknown): string {
 }
 
 /** Validates limits and merges them over `current` (null for a new key) into column values. */
-function limitColumns(input: KeyLimits, current: StoredKey | null): LimitColumns {
+export function limitColumns(input: KeyLimits, current: StoredKey | null): LimitColumns {
   const budgetUsd = input.budgetUsd === undefined ? (current?.budgetUsd ?? null) : input.budgetUsd;
   if (budgetUsd !== null && !(typeof budgetUsd === 'number' && Number.isFinite(budgetUsd) && budgetUsd >= 0)) {
     throw new StorageError('invalid_input', 'a budget must be a number of USD, 0 or more');
@@ -272,7 +272,7 @@ function checkModels(models: unknown): string[] {
   return [...new Set(models as string[])];
 }
 
-function toStoredKey(row: KeyRow): StoredKey {
+export function toStoredKey(row: KeyRow): StoredKey {
   return {
     id: row.id,
     name: row.name,

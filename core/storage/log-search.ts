@@ -139,13 +139,26 @@ const avg = (xs: number[]): number | null => (xs.length === 0 ? null : Math.roun
  */
 export function providerStats(db: Database, range: { since: number; until: number; buckets: number }): ProviderStats[] {
   const rows = db
-    .prepare<[number, number], { time: number; provider: string | null; status: number | null; duration: number | null }>(
+    .prepare<[number, number], AttemptPoint>(
       `SELECT c.time AS time, json_extract(a.value, '$.provider') AS provider, json_extract(a.value, '$.status') AS status,
               COALESCE(json_extract(a.value, '$.duration_ms'), json_extract(a.value, '$.durationMs')) AS duration
        FROM calls c, json_each(c.attempts_json) a
        WHERE c.time >= ? AND c.time < ? AND json_valid(c.attempts_json)`,
     )
     .all(range.since, range.until);
+  return summarizeProviderStats(rows, range);
+}
+
+/** One attempt as the statistics read it (from either store). */
+export interface AttemptPoint {
+  time: number;
+  provider: string | null;
+  status: number | null;
+  duration: number | null;
+}
+
+/** Attempts into per-provider totals and `buckets` equal time slices. */
+export function summarizeProviderStats(rows: AttemptPoint[], range: { since: number; until: number; buckets: number }): ProviderStats[] {
   const n = Math.max(1, Math.min(500, Math.trunc(range.buckets)));
   const width = Math.max(1, (range.until - range.since) / n);
   const by = new Map<string, { ok: number[][]; errors: number[]; attempts: number[] }>();

@@ -43,7 +43,7 @@ export interface UserPrice {
   updatedAt: number;
 }
 
-interface PriceRow {
+export interface PriceRow {
   model: string;
   input_per_mtok: number;
   output_per_mtok: number;
@@ -110,14 +110,14 @@ export class PricesRepo {
   }
 }
 
-function checkPrice(label: string, value: unknown): number {
+export function checkPrice(label: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new StorageError('invalid_input', `the ${label} price must be a number of USD per million tokens, 0 or more`);
   }
   return value;
 }
 
-function checkExtra(extra: PriceExtra): PriceExtra {
+export function checkExtra(extra: PriceExtra): PriceExtra {
   const out: PriceExtra = {};
   for (const [k, v] of Object.entries(extra) as Array<[keyof PriceExtra, unknown]>) {
     if (v === undefined || v === null) continue;
@@ -139,7 +139,7 @@ function parseExtra(text: string | null): PriceExtra {
   }
 }
 
-function toPrice(row: PriceRow): UserPrice {
+export function toPrice(row: PriceRow): UserPrice {
   return {
     model: row.model,
     inputPerMtok: row.input_per_mtok,

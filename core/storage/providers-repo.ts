@@ -12,7 +12,7 @@ export type NewProvider = Omit<ProviderSettings, 'seq'>;
 /** Name and seq are identity: renaming would orphan the provider's keychain entry. */
 export type ProviderPatch = Partial<Omit<ProviderSettings, 'name' | 'seq'>>;
 
-interface ProviderRow {
+export interface ProviderRow {
   name: string;
   type: ProviderSettings['type'];
   preset: string | null;
@@ -161,7 +161,7 @@ export class ProvidersRepo {
   }
 }
 
-function checkProviderName(name: unknown): string {
+export function checkProviderName(name: unknown): string {
   // `provider/model` splits at the first slash, so a provider name cannot contain one.
   if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
     throw new StorageError(
@@ -172,7 +172,7 @@ function checkProviderName(name: unknown): string {
   return name;
 }
 
-function toColumns(s: NewProvider): ProviderColumns {
+export function toColumns(s: NewProvider): ProviderColumns {
   if (!PROVIDER_TYPES.includes(s.type)) {
     throw new StorageError('invalid_input', `a provider type is one of ${PROVIDER_TYPES.join(', ')}`);
   }
@@ -241,11 +241,11 @@ function findSecretOption(value: unknown, path: string): string | null {
   return null;
 }
 
-function definedOnly<T extends object>(patch: T): Partial<T> {
+export function definedOnly<T extends object>(patch: T): Partial<T> {
   return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-function toSettings(row: ProviderRow): ProviderSettings {
+export function toSettings(row: ProviderRow): ProviderSettings {
   return {
     name: row.name,
     type: row.type,

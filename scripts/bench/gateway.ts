@@ -1,17 +1,24 @@
 /**
- * OUR gateway under test: a throwaway data home set up through `Store` (the CLI's own path) with
- * `openai-compatible` providers pointing at the fake upstream (fixed model lists, a key read from an
- * env var), one local key and a user price for the model so every call is costed; audit with bodies on
- * (the defaults). The server runs in its own pinned child process (gateway-child.ts).
+ * OUR gateway under test, started exactly as the README tells users to (gateway-command.ts: today
+ * `npx gateway start`, in the checkout), on a throwaway data home set up through `Store` (the CLI's own
+ * path): `openai-compatible` providers pointing at the fake upstream (fixed model lists, a key read from an
+ * env var), one local key and a user price for the model so every call is costed; audit with bodies on (the
+ * defaults). The port goes into the home's settings.json, so the command carries no extra flag. Its whole
+ * process tree counts: CPU is summed over it and every resident process is reported.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dataPaths } from '../../core/home.ts';
 import { Store } from '../../core/storage/index.ts';
-import { BENCH_DIR, MESSAGES_MODEL, MODEL, freePort, rssBytes, sleep } from './common.ts';
-import { registerTempDir, removeTempDir, spawnNode, waitForLine, waitHealthy } from './proc.ts';
+import { MESSAGES_MODEL, MODEL, REPO_ROOT, freePort } from './common.ts';
+import { gatewayStartCommand } from './gateway-command.ts';
+import { INSPECTABLE_NODE_OPTIONS, InspectorProfiler } from './inspector-client.ts';
+import { signalTree } from './process-tree.ts';
+import { registerTempDir, removeTempDir, spawnCommand } from './proc.ts';
 import type { Child } from './proc.ts';
+import { awaitReady } from './server.ts';
+import type { ServerUnderTest } from './server.ts';
 
 export interface BenchProvider {
   name: string;
@@ -26,6 +33,8 @@ export interface GatewayOptions {
   /** settings.json of the data home (merged over the defaults by the gateway). */
   settings?: Record<string, unknown>;
   cpu: number | null;
+  /** Start it so its CPU profiler can be driven (`profileStart`/`profileStop`); off for measured runs. */
+  inspectable?: boolean;
 }
 
 export interface AuditSummary {
@@ -36,21 +45,18 @@ export interface AuditSummary {
   costUsd: number;
 }
 
-export interface GatewayProcess {
+export interface GatewayProcess extends ServerUnderTest {
   child: Child;
-  url: string;
   key: string;
   home: string;
-  /** ms from spawn to the first 2xx from /healthz. */
-  startMs: number;
-  /** RSS 500 ms after the first healthy answer. */
-  idleRss: number | null;
-  /** Starts the V8 CPU profiler inside the gateway process. */
+  /** The command it was started with, as the report prints it. */
+  command: string;
+  /** Starts the V8 CPU profiler inside the gateway process (needs `inspectable`). */
   profileStart(): Promise<void>;
   /** Stops it and writes the `.cpuprofile` to `file`. */
   profileStop(file: string): Promise<void>;
-  /** Graceful stop (flushes the audit log), then a summary of the audit table; removes the home. */
-  stop(): Promise<AuditSummary | null>;
+  /** Graceful stop (SIGTERM to the gateway: it flushes the audit log), then a summary of the audit table; removes the home. */
+  stopWithAudit(): Promise<AuditSummary | null>;
 }
 
 const UPSTREAM_KEY_ENV = 'BENCH_UPSTREAM_KEY';
@@ -80,49 +86,69 @@ export async function startGatewayProcess(opts: GatewayOptions): Promise<Gateway
   } finally {
     setup.close();
   }
-  if (opts.settings) writeFileSync(dataPaths(home).settings, JSON.stringify(opts.settings, null, 2));
-
   const port = await freePort();
-  const child = spawnNode({
+  writeFileSync(dataPaths(home).settings, JSON.stringify({ ...opts.settings, port, host: '127.0.0.1' }, null, 2));
+
+  const cmd = gatewayStartCommand();
+  const env: NodeJS.ProcessEnv = { [UPSTREAM_KEY_ENV]: 'sk-bench-upstream-0123456789abcdef', GATEWAY_HOME: home };
+  if (opts.inspectable) env.NODE_OPTIONS = [process.env.NODE_OPTIONS, INSPECTABLE_NODE_OPTIONS].filter(Boolean).join(' ');
+  const child = spawnCommand(cmd.command, {
     name: 'gateway',
     cpu: opts.cpu,
-    args: [path.join(BENCH_DIR, 'gateway-child.ts'), '--home', home, '--port', String(port)],
-    env: { [UPSTREAM_KEY_ENV]: 'sk-bench-upstream-0123456789abcdef', GATEWAY_HOME: home },
+    args: cmd.args,
+    cwd: process.env.BENCH_GATEWAY_ROOT ? path.resolve(process.env.BENCH_GATEWAY_ROOT) : REPO_ROOT,
+    env,
   });
   const url = `http://127.0.0.1:${port}`;
-  let startMs: number;
+  let ready: Awaited<ReturnType<typeof awaitReady>>;
   try {
-    startMs = await waitHealthy(child, `${url}/healthz`, 20_000);
-    await waitForLine(child, /^READY /, 5_000).catch(() => undefined);
+    ready = await awaitReady(child, port, `${url}/healthz`, { timeoutMs: 30_000, settleMs: 1_000 });
   } catch (err) {
-    await child.stop(1_000);
+    signalTree(child.pid, 'SIGKILL');
     removeTempDir(home);
     throw err;
   }
-  await sleep(500);
-  const idleRss = rssBytes(child.pid);
+  const profiler = opts.inspectable ? new InspectorProfiler(child, ready.mainPid) : null;
+
+  /** SIGTERM to the serving process (a graceful stop flushes the audit log); an `npm exec` parent then exits with it. */
+  const stop = async (): Promise<void> => {
+    profiler?.close();
+    try {
+      process.kill(ready.mainPid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+    const timer = setTimeout(() => signalTree(child.pid, 'SIGKILL'), 10_000);
+    await child.exited;
+    clearTimeout(timer);
+    signalTree(child.pid, 'SIGKILL');
+  };
 
   return {
     child,
     url,
+    headers: { authorization: `Bearer ${key}` },
     key,
     home,
-    startMs,
-    idleRss,
+    command: cmd.text,
+    startMs: ready.startMs,
+    rootPid: child.pid,
+    mainPid: ready.mainPid,
+    idle: ready.idle,
     async profileStart() {
-      const ready = waitForLine(child, /^PROFILE-(STARTED|ERROR)/, 10_000);
-      child.proc.stdin?.write('profile-start\n');
-      const m = await ready;
-      if (m[1] !== 'STARTED') throw new Error(`profiler did not start: ${m.input}`);
+      if (!profiler) throw new Error('the gateway was not started inspectable');
+      await profiler.start();
     },
     async profileStop(file: string) {
-      const saved = waitForLine(child, /^PROFILE-(SAVED|ERROR)/, 30_000);
-      child.proc.stdin?.write(`profile-stop ${file}\n`);
-      const m = await saved;
-      if (m[1] !== 'SAVED') throw new Error(`profile not saved: ${m.input}`);
+      if (!profiler) throw new Error('the gateway was not started inspectable');
+      await profiler.stop(file);
     },
     async stop() {
-      await child.stop(8_000);
+      await stop();
+      removeTempDir(home);
+    },
+    async stopWithAudit() {
+      await stop();
       let summary: AuditSummary | null = null;
       try {
         const store = Store.open(home);

@@ -21,8 +21,8 @@ export interface LoadSpec {
   concurrency: number;
   seconds: number;
   warmupSeconds: number;
-  /** The server under test: its RSS is sampled, its CPU time measured. */
-  serverPid?: number;
+  /** The server under test: the RSS of its serving process is sampled; CPU time is summed over all its processes. */
+  server?: { mainPid: number; pids: () => number[] };
   /** Other processes whose CPU time is reported (the fake upstream). */
   otherPids?: Record<string, number>;
   /** Called after the warm-up, right before / after the measured phase (e.g. to drive a profiler). */
@@ -55,7 +55,7 @@ export interface LoadResult {
   byAttempts: Record<string, Stats>;
   /** Responses carrying `x-gateway-cost-usd`. */
   costed: number;
-  /** Max RSS of the server during the measurement, bytes. */
+  /** Max RSS of the server's serving process during the measurement, bytes. */
   serverRssMax: number | null;
   /** CPU the server used during the measurement: ms per second of wall time (1000 = one full core). */
   serverCpuPerSec: number | null;
@@ -161,6 +161,16 @@ async function phase(pool: Pool, spec: LoadSpec, seconds: number, sink: Sink): P
   return { start };
 }
 
+/** CPU ms used so far by a set of processes (one that has exited counts nothing). */
+function cpuOf(pids: number[]): number | null {
+  let total: number | null = null;
+  for (const pid of pids) {
+    const ms = cpuMs(pid);
+    if (ms !== null) total = (total ?? 0) + ms;
+  }
+  return total;
+}
+
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const pool = new Pool(spec.origin, {
     connections: spec.concurrency,
@@ -174,20 +184,22 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 
     await spec.beforeMeasure?.();
     const sink = newSink(true);
-    let rssMax: number | null = spec.serverPid ? rssBytes(spec.serverPid) : null;
-    const sampler = spec.serverPid
+    const server = spec.server;
+    let rssMax: number | null = server ? rssBytes(server.mainPid) : null;
+    const sampler = server
       ? setInterval(() => {
-          const r = rssBytes(spec.serverPid as number);
+          const r = rssBytes(server.mainPid);
           if (r !== null && (rssMax === null || r > rssMax)) rssMax = r;
         }, 200)
       : null;
-    const cpu0 = spec.serverPid ? cpuMs(spec.serverPid) : null;
+    const pids = server?.pids() ?? [];
+    const cpu0 = server ? cpuOf(pids) : null;
     const others0 = Object.fromEntries(Object.entries(spec.otherPids ?? {}).map(([k, pid]) => [k, cpuMs(pid)]));
     const self0 = process.cpuUsage();
     const { start } = await phase(pool, spec, spec.seconds, sink);
     const wallMs = Math.max(1, sink.lastEnd - start);
     if (sampler) clearInterval(sampler);
-    const cpu1 = spec.serverPid ? cpuMs(spec.serverPid) : null;
+    const cpu1 = server ? cpuOf(pids) : null;
     const self1 = process.cpuUsage(self0);
     const perSec = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : ((b - a) / wallMs) * 1000);
     const otherCpuPerSec: Record<string, number | null> = {};

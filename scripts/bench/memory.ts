@@ -20,9 +20,12 @@ export interface MemoryResult {
   streamChunks: number;
   chunkDelayMs: number;
   errors: number;
+  /** RSS of the gateway process (the one that listens). */
   idleRss: number | null;
   peakRss: number | null;
   rssAfterSettle: number | null;
+  /** The other processes of its tree (an `npm exec` parent), idle: their RSS is not in the figures above. */
+  othersIdleRss: number;
   settleSeconds: number;
   /** Streams that got an upstream connection at once, and those that waited for one. */
   ttfbImmediate: Stats;
@@ -56,9 +59,9 @@ export async function runMemoryBench(opts: { serverCpu: number | null; clientCpu
     settings: { upstream: { connections: poolSize } },
   });
   const client = new Pool(gw.url, { connections: streams, pipelining: 1 });
-  let peakRss = gw.idleRss;
+  let peakRss = gw.idle.mainRss;
   const sampler = setInterval(() => {
-    const r = rssBytes(gw.child.pid);
+    const r = rssBytes(gw.mainPid);
     if (r !== null && (peakRss === null || r > peakRss)) peakRss = r;
   }, 200);
   const immediate: number[] = [];
@@ -74,7 +77,7 @@ export async function runMemoryBench(opts: { serverCpu: number | null; clientCpu
           const res = await client.request({
             method: 'POST',
             path: '/v1/chat/completions',
-            headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+            headers: { ...gw.headers, 'content-type': 'application/json' },
             body: STREAM_BODY,
             headersTimeout: 120_000,
             bodyTimeout: 120_000,
@@ -103,7 +106,7 @@ export async function runMemoryBench(opts: { serverCpu: number | null; clientCpu
   const wallMs = performance.now() - t0;
   opts.log(`memory: ${streams} streams in ${(wallMs / 1000).toFixed(1)} s, ${queued.length} queued, ${errors} errors, peak RSS ${mib(peakRss)}; settling ${settleSeconds} s`);
   await sleep(settleSeconds * 1000);
-  const rssAfterSettle = rssBytes(gw.child.pid);
+  const rssAfterSettle = rssBytes(gw.mainPid);
   await gw.stop();
   await upstream.stop();
   return {
@@ -112,7 +115,8 @@ export async function runMemoryBench(opts: { serverCpu: number | null; clientCpu
     streamChunks,
     chunkDelayMs,
     errors,
-    idleRss: gw.idleRss,
+    idleRss: gw.idle.mainRss,
+    othersIdleRss: gw.idle.resident.filter((p) => p.pid !== gw.idle.mainPid).reduce((n, p) => n + (p.rss ?? 0), 0),
     peakRss,
     rssAfterSettle,
     settleSeconds,
@@ -130,7 +134,7 @@ export function formatMemory(m: MemoryResult): string {
     '',
     '| | value |',
     '|---|---:|',
-    `| RSS idle | ${mib(m.idleRss)} |`,
+    `| RSS idle (gateway process) | ${mib(m.idleRss)}${m.othersIdleRss > 0 ? ` (+ ${mib(m.othersIdleRss)} in its parent processes)` : ''} |`,
     `| RSS peak under load | ${mib(m.peakRss)} |`,
     `| RSS ${m.settleSeconds} s after | ${mib(m.rssAfterSettle)} |`,
     `| time to first byte, streams with a connection at once | ${s(m.ttfbImmediate)} |`,

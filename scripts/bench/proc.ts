@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { request } from 'undici';
 import { REPO_ROOT, sleep } from './common.ts';
+import { signalTree } from './process-tree.ts';
 
 export interface Pinning {
   available: boolean;
@@ -49,16 +50,22 @@ export interface SpawnOptions {
   cpu: number | null;
   args: string[];
   env?: NodeJS.ProcessEnv;
+  /** Working directory (default: the repository's root). */
+  cwd?: string;
   /** Called with each stdout line. */
   onLine?: (line: string) => void;
 }
 
-/** Spawns `node ...args` (pinned to `cpu` when given), with stdin as a lifeline pipe. */
+/** Spawns `node ...args` (this Node; pinned to `cpu` when given), with stdin as a lifeline pipe. */
 export function spawnNode(opts: SpawnOptions): Child {
-  const node = process.execPath;
-  const [cmd, args] = opts.cpu === null ? [node, opts.args] : ['taskset', ['-c', String(opts.cpu), node, ...opts.args]];
+  return spawnCommand(process.execPath, opts);
+}
+
+/** Spawns `command ...args` (pinned to `cpu` when given: its whole process tree inherits the core). */
+export function spawnCommand(command: string, opts: SpawnOptions): Child {
+  const [cmd, args] = opts.cpu === null ? [command, opts.args] : ['taskset', ['-c', String(opts.cpu), command, ...opts.args]];
   const spawnedAt = performance.now();
-  const proc = spawn(cmd, args, { cwd: REPO_ROOT, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(cmd, args, { cwd: opts.cwd ?? REPO_ROOT, env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (s: string): void => {
     lines.push(s);
@@ -125,15 +132,9 @@ export function removeTempDir(dir: string): void {
   tempDirs.delete(dir);
 }
 
-/** Kills every child still running and removes temp folders (synchronously: safe in an exit handler). */
+/** Kills every child still running, with its descendants, and removes temp folders (synchronously: safe in an exit handler). */
 export function killAll(): void {
-  for (const c of children) {
-    try {
-      c.proc.kill('SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
+  for (const c of children) signalTree(c.pid, 'SIGKILL');
   children.clear();
   for (const d of tempDirs) {
     try {
@@ -159,23 +160,27 @@ export function installCleanup(): void {
   }
 }
 
-/** Waits for a stdout line matching `re`; rejects when the child exits or `timeoutMs` passes. */
-export function waitForLine(child: Child, re: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+/** Waits for a line matching `re` (stdout by default); rejects when the child exits or `timeoutMs` passes. */
+export function waitForLine(child: Child, re: RegExp, timeoutMs: number, from: 'stdout' | 'stderr' = 'stdout'): Promise<RegExpExecArray> {
+  const stream = from === 'stdout' ? child.proc.stdout : child.proc.stderr;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => finish(new Error(`${child.name}: no "${re.source}" within ${timeoutMs} ms\n${child.tail()}`)), timeoutMs);
     const onData = (d: Buffer | string): void => {
       for (const line of String(d).split('\n')) {
         const m = re.exec(line);
-        if (m) return finish(null, m);
+        if (m) {
+          finish(null, m);
+          return;
+        }
       }
     };
     const finish = (err: Error | null, m?: RegExpExecArray): void => {
       clearTimeout(timer);
-      child.proc.stdout?.off('data', onData);
+      stream?.off('data', onData);
       if (err) reject(err);
       else resolve(m as RegExpExecArray);
     };
-    child.proc.stdout?.on('data', onData);
+    stream?.on('data', onData);
     void child.exited.then((code) => finish(new Error(`${child.name} exited (${String(code)}) before it was ready\n${child.tail()}`)));
   });
 }

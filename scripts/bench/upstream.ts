@@ -8,14 +8,16 @@
  * and usage in `message_start`/`message_delta`), for the `/v1/messages` pass-through row.
  *
  * Paths under `/flaky` fail a share of their requests with an OpenAI-style 500 (deterministically:
- * with rate 0.5, every other request). `GET /__stats` returns request counters.
+ * with rate 0.5, every other request). Paths under `/slow` stream with 20 ms between events (the client-abort
+ * probe leaves mid-stream); a stream whose client left before its end counts as `cut`. `GET /__stats` returns
+ * request counters.
  *
  * Run as a child: `node upstream.ts --port N [--chunks 32] [--delay-ms 0] [--flaky-rate 0.5]`;
  * prints `READY <port>` when listening.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FLAKY_PREFIX, MESSAGES_MODEL, MODEL } from './common.ts';
+import { FLAKY_PREFIX, MESSAGES_MODEL, MODEL, SLOW_PREFIX } from './common.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -92,7 +94,18 @@ const message = Buffer.from(
 );
 const named = (type: string, payload: object): Buffer => Buffer.from(`event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`);
 const MESSAGE_EVENTS: Buffer[] = [
-  named('message_start', { message: { id: 'msg_benchupstream000000000001', type: 'message', role: 'assistant', model: MESSAGES_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { ...A_USAGE, output_tokens: 1 } } }),
+  named('message_start', {
+    message: {
+      id: 'msg_benchupstream000000000001',
+      type: 'message',
+      role: 'assistant',
+      model: MESSAGES_MODEL,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...A_USAGE, output_tokens: 1 },
+    },
+  }),
   named('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
   named('ping', {}),
   ...Array.from({ length: chunks }, (_, i) => named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: word(i) } })),
@@ -104,14 +117,17 @@ const MESSAGE_HEADERS = { 'content-type': 'application/json', 'content-length': 
 
 const STREAM_WITH_USAGE = streamEvents(true);
 const STREAM_PLAIN = streamEvents(false);
-const FAILURE = Buffer.from(JSON.stringify({ error: { message: 'The server had an error while processing your request (bench).', type: 'server_error', param: null, code: null } }));
+const FAILURE = Buffer.from(
+  JSON.stringify({ error: { message: 'The server had an error while processing your request (bench).', type: 'server_error', param: null, code: null } }),
+);
 const NOT_FOUND = Buffer.from(JSON.stringify({ error: { message: 'not found (bench upstream)', type: 'invalid_request_error', param: null, code: null } }));
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'content-length': String(completion.length), 'x-request-id': 'req_bench' };
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': 'req_bench' };
 
 /** Request counters, and TCP connections accepted (to see whether callers reuse keep-alive connections). */
-const stats = { chat: 0, stream: 0, flakyOk: 0, flakyFailed: 0, other: 0, connections: 0 };
+const stats = { chat: 0, stream: 0, flakyOk: 0, flakyFailed: 0, other: 0, connections: 0, cut: 0 };
+const SLOW_DELAY_MS = 20;
 let flakySeen = 0;
 
 const STREAM_RE = /"stream"\s*:\s*true/;
@@ -123,9 +139,12 @@ function readBody(req: IncomingMessage, done: (body: string) => void): void {
   req.on('end', () => done(parts.length === 1 ? parts[0].toString('latin1') : Buffer.concat(parts).toString('latin1')));
 }
 
-function writeStream(res: ServerResponse, events: Buffer[]): void {
+function writeStream(res: ServerResponse, events: Buffer[], gapMs: number): void {
   res.writeHead(200, SSE_HEADERS);
-  if (delayMs === 0) {
+  res.on('close', () => {
+    if (!res.writableFinished) stats.cut++;
+  });
+  if (gapMs === 0) {
     for (const e of events) res.write(e);
     res.end();
     return;
@@ -134,7 +153,7 @@ function writeStream(res: ServerResponse, events: Buffer[]): void {
   const next = (): void => {
     if (res.destroyed) return;
     res.write(events[i++]);
-    if (i < events.length) setTimeout(next, delayMs);
+    if (i < events.length) setTimeout(next, gapMs);
     else res.end();
   };
   next();
@@ -150,11 +169,12 @@ const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     return;
   }
   const flaky = url.startsWith(FLAKY_PREFIX);
+  const slow = url.startsWith(SLOW_PREFIX);
   if (req.method === 'POST' && url === '/v1/messages') {
     readBody(req, (body) => {
       if (STREAM_RE.test(body)) {
         stats.stream++;
-        writeStream(res, MESSAGE_EVENTS);
+        writeStream(res, MESSAGE_EVENTS, delayMs);
         return;
       }
       stats.chat++;
@@ -184,7 +204,7 @@ const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     }
     if (STREAM_RE.test(body)) {
       stats.stream++;
-      writeStream(res, USAGE_RE.test(body) ? STREAM_WITH_USAGE : STREAM_PLAIN);
+      writeStream(res, USAGE_RE.test(body) ? STREAM_WITH_USAGE : STREAM_PLAIN, slow ? SLOW_DELAY_MS : delayMs);
       return;
     }
     stats.chat++;

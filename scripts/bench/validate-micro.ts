@@ -6,11 +6,24 @@
 import { validateChatRequest } from '../../core/gateway/chat-validate.ts';
 
 const bodies: Record<string, object> = {
-  typical: { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello in five words.' }], temperature: 0.2, max_tokens: 256 },
+  typical: {
+    model: 'gpt-4o-mini',
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Say hello in five words.' },
+    ],
+    temperature: 0.2,
+    max_tokens: 256,
+  },
   tools: {
     model: 'gpt-4o',
-    messages: Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? { role: 'user', content: [{ type: 'text', text: `question ${i}` }] } : { role: 'assistant', content: `answer ${i}` })),
-    tools: Array.from({ length: 10 }, (_, i) => ({ type: 'function', function: { name: `tool_${i}`, description: 'does things', parameters: { type: 'object', properties: { a: { type: 'string' } } } } })),
+    messages: Array.from({ length: 20 }, (_, i) =>
+      i % 2 === 0 ? { role: 'user', content: [{ type: 'text', text: `question ${i}` }] } : { role: 'assistant', content: `answer ${i}` },
+    ),
+    tools: Array.from({ length: 10 }, (_, i) => ({
+      type: 'function',
+      function: { name: `tool_${i}`, description: 'does things', parameters: { type: 'object', properties: { a: { type: 'string' } } } },
+    })),
     tool_choice: 'auto',
     stream: true,
     stream_options: { include_usage: true },

@@ -13,11 +13,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
+import { startGeminiUpstream } from '../fakes/gemini-upstream.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import type { FakeUpstream } from '../fakes/fault.ts';
 import { REPO_ROOT } from '../support/cli.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const CLAUDE = path.join(REPO_ROOT, 'test', 'agents', 'node_modules', '.bin', 'claude');
 const MARKER = 'gateway-roundtrip-42';
@@ -27,6 +29,7 @@ let installError: string | null = null;
 let t: TestGateway;
 let anthropic: FakeUpstream;
 let openai: FakeUpstream;
+let gemini: FakeUpstream;
 let home: string;
 
 beforeAll(async () => {
@@ -36,10 +39,12 @@ beforeAll(async () => {
   }
   anthropic = await startAnthropicUpstream({ models: ['claude-sonnet-4-6'], toolCall: BASH_CALL });
   openai = await startOpenAIUpstream({ models: ['gpt-4o-mini'], toolCall: BASH_CALL });
+  gemini = await startGeminiUpstream({ models: ['gemini-3-pro-preview'], toolCall: BASH_CALL });
   t = await startTestGateway({
     providers: [
       { name: 'claude', type: 'anthropic', baseUrl: anthropic.url, models: ['claude-sonnet-4-6'], secret: 'anthropic-upstream-secret' },
       { name: 'oai', type: 'openai', baseUrl: openai.url, models: ['gpt-4o-mini'], secret: 'openai-upstream-secret' },
+      { name: 'gem', type: 'gemini', baseUrl: gemini.url, models: ['gemini-3-pro-preview'], secret: 'gemini-upstream-secret' },
     ],
     keys: [{ name: 'claude-code' }],
   });
@@ -48,7 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await Promise.all([anthropic?.close(), openai?.close()]);
+  await Promise.all([anthropic?.close(), openai?.close(), gemini?.close()]);
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
@@ -106,7 +111,7 @@ describe('Claude Code through the gateway', () => {
     const turn2 = toolResultTurn(anthropic, (b) => JSON.stringify(b.messages).includes('"tool_result"'));
     expect(JSON.stringify(turn2?.body)).toContain(MARKER);
     t.flush();
-    const rows = t.gw.deps.store.db.prepare("SELECT status, user_agent, session_id, provider FROM calls WHERE endpoint = '/v1/messages' AND provider = 'claude'").all() as Array<{ status: number; user_agent: string; session_id: string | null }>;
+    const rows = dbOf(t.gw).prepare("SELECT status, user_agent, session_id, provider FROM calls WHERE endpoint = '/v1/messages' AND provider = 'claude'").all() as Array<{ status: number; user_agent: string; session_id: string | null }>;
     expect(rows.length).toBeGreaterThanOrEqual(2);
     expect(rows.every((x) => x.status === 200 && /claude-cli/.test(x.user_agent) && typeof x.session_id === 'string')).toBe(true);
   }, 200_000);
@@ -130,5 +135,23 @@ describe('Claude Code through the gateway', () => {
     // Claude Code's own headers stay behind; OpenAI gets its key and nothing Anthropic-specific.
     expect(mine[0].headers['anthropic-beta']).toBeUndefined();
     expect(mine[0].headers.authorization).toBe('Bearer openai-upstream-secret');
+  }, 200_000);
+
+  it('against a Gemini 3 upstream: the thought signature survives the round trip (Gemini refuses the tool_result turn without it)', async (ctx) => {
+    if (installError) {
+      if (process.env.CI) throw new Error(installError);
+      ctx.skip(`Claude Code is not installed and could not be (${installError})`);
+    }
+    const before = gemini.requests.length;
+    const r = await runClaude('gemini-3-pro-preview');
+    expect(r.stderr).not.toMatch(/API Error|issue with the selected model/i);
+    expect(r.code, JSON.stringify(r)).toBe(0);
+    expect(r.stdout).toContain(`Tool said: ${MARKER}`);
+    const mine = gemini.requests.slice(before);
+    const turn2 = mine.find((q) => JSON.stringify(q.body).includes('"functionResponse"'));
+    const contents = (turn2?.body as { contents: Array<{ role: string; parts: Array<Record<string, unknown>> }> }).contents;
+    const call = contents.flatMap((c) => c.parts).find((p) => p.functionCall);
+    expect(String(call?.thoughtSignature)).not.toBe('skip_thought_signature_validator');
+    expect(String(call?.thoughtSignature).length).toBeGreaterThan(100);
   }, 200_000);
 });

@@ -12,6 +12,7 @@ import { REPO_ROOT } from '../support/cli.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
 import { pythonWithOpenAI, run } from './python-venv.ts';
 import { CHAT_SECRET, EXTRA_SECRET, cassetteGateway, cassetteTexts, startUpstreams, tempDir } from './rig.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const SCRIPT = path.join(REPO_ROOT, 'test', 'cassettes', 'python', 'sdk_calls.py');
 const ci = process.env.CI;
@@ -71,12 +72,12 @@ describe('record, stop the upstreams, replay (Python SDK)', () => {
       expect(h2).toEqual({ replayed: 'true', cost: (h1 as { cost: string }).cost });
 
       t.flush();
-      const before = listCalls(t.gw.deps.store.db, { limit: 100 }).length;
+      const before = listCalls(dbOf(t.gw), { limit: 100 }).length;
       const miss = await python(t, py, 'miss');
       expect(miss).toMatchObject({ class: 'NotFoundError', status: 404, code: 'cassette_miss', should_retry: 'false' });
       expect(miss.message).toContain('POST /v1/chat/completions');
       t.flush();
-      expect(listCalls(t.gw.deps.store.db, { limit: 100 }).length - before).toBe(1);
+      expect(listCalls(dbOf(t.gw), { limit: 100 }).length - before).toBe(1);
       expect(watch.chat.requests).toHaveLength(0);
       expect(watch.extra.requests).toHaveLength(0);
     } finally {

@@ -17,6 +17,7 @@ import type { TestGateway } from '../support/gateway-harness.ts';
 import { apiError, auditRow } from '../support/call-checks.ts';
 import { CHAT_SECRET, EXTRA_SECRET, cassetteGateway, cassetteTexts, startUpstreams, tempDir } from './rig.ts';
 import type { Upstreams } from './rig.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const AUDIO = Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'), Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0x0d, 0x0a])]);
 const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'tell me about cassettes' }], max_tokens: 20 };
@@ -165,12 +166,12 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
       expect(row).toMatchObject({ replayed: true, costUsd: 0, status: 200, endpoint: '/v1/chat/completions', modelRequested: 'gpt-4o-mini', provider: 'oa', attempts: 0 });
       expect(row.inputTokens).toBeGreaterThan(0);
       // The key's budget ($0.000001) is untouched: replays spend nothing, so they keep being served.
-      expect(spendForKey(player.gw.deps.store.db, row.keyId!)).toBe(0);
+      expect(spendForKey(dbOf(player.gw), row.keyId!)).toBe(0);
     });
 
     it('a miss fails fast with a 404 cassette_miss the SDK does not retry, naming the request and the closest one', async () => {
       player.flush();
-      const before = listCalls(player.gw.deps.store.db, { limit: 1000 }).length;
+      const before = listCalls(dbOf(player.gw), { limit: 1000 }).length;
       const err = await apiError(player.client({ maxRetries: 3 }).chat.completions.create({ ...CHAT, store: false, messages: [{ role: 'user', content: 'never recorded' }] }));
       expect(err).toBeInstanceOf(OpenAI.NotFoundError);
       expect(err.status).toBe(404);
@@ -182,7 +183,7 @@ describe('record, stop the upstreams, replay (Node SDK)', () => {
       expect(err.message).toMatch(/sha256:[0-9a-f]{12}/);
       expect(err.message).toMatch(/Closest recorded request: v1\.chat\.completions--gpt-4o-mini--[0-9a-f]{12}\.json \(differs in messages\)/);
       player.flush();
-      const rows = listCalls(player.gw.deps.store.db, { limit: 1000 });
+      const rows = listCalls(dbOf(player.gw), { limit: 1000 });
       // One request reached the gateway (no SDK retry), and nothing reached a provider.
       expect(rows.length - before).toBe(1);
       expect(rows[0]).toMatchObject({ status: 404, replayed: false });

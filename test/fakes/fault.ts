@@ -56,6 +56,12 @@ export interface FakeOptions {
    * the output it may (up to `max_tokens`, or this when the request names none). Off: the short echo.
    */
   longAnswers?: number;
+  /**
+   * Gemini fake only: accept Google's documented placeholder `skip_thought_signature_validator` in place
+   * of a signature the fake issued (the real API does, at a quality cost). Off by default, so a test
+   * proves the real signature came back.
+   */
+  acceptPlaceholderSignature?: boolean;
 }
 
 export interface FakeUpstream {

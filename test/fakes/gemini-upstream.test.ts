@@ -105,6 +105,42 @@ describe('gemini fake', () => {
     expect(answer.text).toBe('Tool said: warm');
   });
 
+  it('gemini-3: the function call carries a thoughtSignature; a follow-up without it (or with a forged one) is a 400', async () => {
+    const { ai } = await setup({ models: ['gemini-3-pro-preview'] });
+    const model = 'gemini-3-pro-preview';
+    const first = await ai.models.generateContent({ model, contents: 'weather?', config: { tools: [weatherTool] } });
+    const part = first.candidates?.[0].content?.parts?.[0];
+    expect(part?.functionCall).toEqual({ name: 'get_weather', args: { city: 'Paris' } });
+    expect(part?.thoughtSignature).toMatch(/^[A-Za-z0-9+/]{100,}={0,2}$/);
+    const followUp = (call: Record<string, unknown>) =>
+      ai.models.generateContent({
+        model,
+        config: { tools: [weatherTool] },
+        contents: [
+          { role: 'user', parts: [{ text: 'weather?' }] },
+          { role: 'model', parts: [call] },
+          { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { result: 'warm' } } }] },
+        ],
+      });
+    const fc = { functionCall: { name: 'get_weather', args: { city: 'Paris' } } };
+    const missing = await followUp(fc).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(ApiError);
+    expect((missing as ApiError).status).toBe(400);
+    expect((missing as ApiError).message).toContain('missing a thought_signature');
+    const forged = await followUp({ ...fc, thoughtSignature: 'c2lnLUE=' }).catch((e: unknown) => e);
+    expect((forged as ApiError).status).toBe(400);
+    const placeholder = await followUp({ ...fc, thoughtSignature: 'skip_thought_signature_validator' }).catch((e: unknown) => e);
+    expect((placeholder as ApiError).status).toBe(400);
+    const ok = await followUp({ ...fc, thoughtSignature: part?.thoughtSignature });
+    expect(ok.text).toBe('Tool said: warm');
+
+    // The streamed call is signed too.
+    const stream = await ai.models.generateContentStream({ model, contents: 'weather?', config: { tools: [weatherTool] } });
+    const sigs = [];
+    for await (const chunk of stream) for (const p of chunk.candidates?.[0].content?.parts ?? []) if (p.thoughtSignature) sigs.push(p.thoughtSignature);
+    expect(sigs).toHaveLength(1);
+  });
+
   it('embedContent (sent as batchEmbedContents by the SDK) and the model list', async () => {
     const { fake, ai } = await setup({ models: ['gemini-x', 'gemini-embedding-001'] });
     const emb = await ai.models.embedContent({

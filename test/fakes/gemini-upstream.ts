@@ -7,6 +7,10 @@ import type { ScenarioFinish, ScenarioInput, ScenarioMessage, ScenarioReply } fr
 // A fake Gemini API (generativelanguage, v1beta and v1): generateContent, streamGenerateContent (SSE with
 // ?alt=sse, else one JSON array), embedContent, batchEmbedContents and the model list, shapes per
 // reference/protocol.md §10.2. Streams carry no [DONE] and no event names; usage is a running total.
+//
+// `gemini-3*` models behave as Gemini 3 does with thought signatures: the first functionCall part of a
+// step carries a `thoughtSignature`, and a request whose current turn replays a model functionCall step
+// without a signature this fake issued is refused with Gemini's 400 (ai.google.dev/gemini-api/docs/thought-signatures).
 
 export function startGeminiUpstream(options?: Partial<FakeOptions>): Promise<FakeUpstream> {
   return startFakeServer(geminiSpec, options);
@@ -103,6 +107,7 @@ function modelObject(id: string) {
 interface Part {
   text?: string;
   thought?: boolean;
+  thoughtSignature?: string;
   functionCall?: { name?: string; args?: unknown };
   functionResponse?: { name?: string; response?: unknown };
 }
@@ -179,6 +184,55 @@ export function geminiUsage(reply: ScenarioReply, options: FakeOptions, candidat
   };
 }
 
+// ---- thought signatures (Gemini 3) ----
+
+const PLACEHOLDER_SIGNATURE = 'skip_thought_signature_validator';
+const issuedSignatures = new Set<string>();
+let lastIssued: string | undefined;
+
+/** The signature the fakes issued last (tests compare it with what the gateway sent back). */
+export const lastIssuedThoughtSignature = (): string | undefined => lastIssued;
+
+const signsCalls = (model: string): boolean => model.startsWith('gemini-3');
+
+function issueSignature(): string {
+  // Real signatures are opaque base64 blobs of a few hundred bytes.
+  const sig = randomBytes(96).toString('base64');
+  issuedSignatures.add(sig);
+  lastIssued = sig;
+  return sig;
+}
+
+/**
+ * Gemini 3 validates the current turn only: the model steps after the last user message that is not a
+ * function response. In each such step, the first functionCall part must carry its signature.
+ */
+function signatureError(contents: Content[], options: FakeOptions): string | null {
+  let turnStart = 0;
+  contents.forEach((c, i) => {
+    const parts = c.parts ?? [];
+    if (c.role !== 'model' && !parts.some((p) => p.functionResponse)) turnStart = i + 1;
+  });
+  for (let i = turnStart; i < contents.length; i++) {
+    const c = contents[i];
+    if (c.role !== 'model') continue;
+    const parts = c.parts ?? [];
+    const first = parts.findIndex((p) => p.functionCall);
+    if (first < 0) continue;
+    const sig = parts[first].thoughtSignature;
+    const ok = typeof sig === 'string' && (issuedSignatures.has(sig) || (options.acceptPlaceholderSignature === true && sig === PLACEHOLDER_SIGNATURE));
+    if (ok) continue;
+    const name = parts[first].functionCall?.name ?? '';
+    if (typeof sig === 'string' && sig !== '') return `Thought signature is not valid. Function call \`default_api:${name}\`, content ${i}.`;
+    return (
+      'Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing ' +
+      `thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${name}\` , position ${first + 1}. ` +
+      'Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.'
+    );
+  }
+  return null;
+}
+
 async function generate(
   x: Exchange,
   model: string,
@@ -190,7 +244,11 @@ async function generate(
   if (!Array.isArray(body.contents) || body.contents.length === 0) {
     return fail(400, '* GenerateContentRequest.contents: contents is not specified');
   }
-  const reply = runScenario(toScenario(body));
+  if (signsCalls(model)) {
+    const refused = signatureError(body.contents as Content[], x.options);
+    if (refused !== null) return fail(400, refused);
+  }
+  const reply = runScenario({ ...toScenario(body), forcedTool: x.options.toolCall });
   const responseId = randomBytes(12).toString('base64url');
   const envelope = (parts: Part[], candidates: number, finish?: string) => ({
     candidates: [{ content: { role: 'model', parts }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
@@ -200,16 +258,18 @@ async function generate(
   });
   const finish = FINISH_REASONS[reply.finish];
   const call = reply.toolCall;
+  const callPart = (): Part[] =>
+    call ? [{ functionCall: { name: call.name, args: call.arguments }, ...(signsCalls(model) ? { thoughtSignature: issueSignature() } : {}) }] : [];
 
   if (mode === 'json') {
-    const parts = call ? [{ functionCall: { name: call.name, args: call.arguments } }] : [{ text: reply.text }];
+    const parts = call ? callPart() : [{ text: reply.text }];
     return x.json(200, envelope(parts, reply.completionTokens, finish));
   }
 
   const chunks: object[] = [];
   if (call) {
     // Gemini never fragments a function call.
-    chunks.push(envelope([{ functionCall: { name: call.name, args: call.arguments } }], reply.completionTokens, finish));
+    chunks.push(envelope(callPart(), reply.completionTokens, finish));
   } else {
     const pieces = reply.pieces.length > 0 ? reply.pieces : [''];
     let soFar = '';

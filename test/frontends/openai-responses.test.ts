@@ -10,7 +10,7 @@ import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import { describe, expect, it } from 'vitest';
 import { GatewayError, upstreamError } from '../../core/errors.ts';
 import { bridgeLimits, responsesFrontEnd, responsesFrontEndFor } from '../../core/frontends/openai-responses/index.ts';
-import { decodeOpaque, encodeOpaque } from '../../core/frontends/openai-responses/opaque.ts';
+import { decodeOpaque, encodeOpaque } from '../../core/frontends/opaque.ts';
 import type { CallEvent, CallRequest } from '../../core/pipeline/call-model.ts';
 import type { Usage } from '../../core/usage.ts';
 

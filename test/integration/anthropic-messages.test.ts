@@ -5,15 +5,18 @@
  * semantics, pings during silences), count_tokens, the error envelope and its statuses, the model list.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setKeepAliveInterval } from '../../core/pipeline/relay.ts';
 import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
 import { startGeminiUpstream } from '../fakes/gemini-upstream.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import type { FakeUpstream } from '../fakes/fault.ts';
+import { unpricedByKey } from '../../core/storage/log-search.ts';
 import { auditRow } from '../support/call-checks.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 let t: TestGateway;
 let claude: FakeUpstream;
@@ -150,6 +153,20 @@ describe('pass-through to an Anthropic upstream', () => {
     expect(r.input_tokens).toBe(7);
     expect(claude.requests.at(-1)!.path).toBe('/v1/messages/count_tokens');
     expect(claude.requests.length).toBe(before + 1);
+  });
+
+  it('countTokens is recorded as priced at zero (proxied or counted locally), never in the unpriced lists', async () => {
+    const proxied = await sdk().messages.countTokens({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'count me' }] }).withResponse();
+    const local = await sdk().messages.countTokens({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'count me' }] }).withResponse();
+    const a = await auditRow(t, proxied.response.headers.get('x-request-id'));
+    expect(a).toMatchObject({ endpoint: '/v1/messages/count_tokens', status: 200, provider: 'claude', pricing: 'priced', costUsd: 0 });
+    const b = await auditRow(t, local.response.headers.get('x-request-id'));
+    expect(b).toMatchObject({ endpoint: '/v1/messages/count_tokens', status: 200, costUsd: 0 });
+    expect(b.pricing).not.toBe('unpriced');
+    t.flush();
+    const unpriced = dbOf(t.gw).prepare("SELECT COUNT(*) AS n FROM calls WHERE endpoint = '/v1/messages/count_tokens' AND pricing = 'unpriced'").get() as { n: number };
+    expect(unpriced.n).toBe(0);
+    expect(unpricedByKey(dbOf(t.gw), 0)).toEqual([]);
   });
 });
 
@@ -370,5 +387,34 @@ describe('OpenAI-format requests to an Anthropic provider', () => {
       { type: 'text', text: 'a big document', cache_control: { type: 'ephemeral', ttl: '1h' } },
       { type: 'text', text: 'the question' },
     ]);
+  });
+
+  it("tool_choice allowed_tools: only the allowed tools go to Anthropic, mode required -> any, auto -> auto (chat and Responses)", async () => {
+    const oai = new OpenAI({ apiKey: t.keys.agent, baseURL: t.baseUrl, maxRetries: 0 });
+    const fn = (name: string) => ({ type: 'function' as const, function: { name, description: name, parameters: { type: 'object', properties: { city: { type: 'string' } } } } });
+    const tools = [fn('get_weather'), fn('get_time'), fn('get_news')];
+    const allowed = (mode: 'auto' | 'required') => ({ type: 'allowed_tools', allowed_tools: { mode, tools: [{ type: 'function', function: { name: 'get_time' } }, { type: 'function', function: { name: 'get_news' } }] } });
+    const required = await oai.chat.completions.create({ model: 'claude-sonnet-4-6', max_tokens: 30, messages: [{ role: 'user', content: 'what time?' }], tools, tool_choice: allowed('required') as never });
+    let sent = lastBody(claude) as { tools: Array<{ name: string }>; tool_choice: unknown };
+    expect(sent.tools.map((x) => x.name)).toEqual(['get_time', 'get_news']);
+    expect(sent.tool_choice).toEqual({ type: 'any' });
+    // The fake calls the first tool it is offered: get_weather was never offered.
+    expect(required.choices[0].message.tool_calls?.[0]).toMatchObject({ function: { name: 'get_time' } });
+    await oai.chat.completions.create({ model: 'claude-sonnet-4-6', max_tokens: 30, messages: [{ role: 'user', content: 'what time?' }], tools, tool_choice: allowed('auto') as never });
+    sent = lastBody(claude) as typeof sent;
+    expect(sent.tools.map((x) => x.name)).toEqual(['get_time', 'get_news']);
+    expect(sent.tool_choice).toEqual({ type: 'auto' });
+
+    const flat = tools.map((x) => ({ type: 'function' as const, name: x.function.name, parameters: x.function.parameters, strict: false }));
+    await oai.responses.create({ model: 'claude-sonnet-4-6', input: 'what time?', tools: flat, tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'get_news' }] } });
+    sent = lastBody(claude) as typeof sent;
+    expect(sent.tools.map((x) => x.name)).toEqual(['get_news']);
+    expect(sent.tool_choice).toEqual({ type: 'any' });
+
+    const bad = await oai.chat.completions
+      .create({ model: 'claude-sonnet-4-6', max_tokens: 30, messages: [{ role: 'user', content: 'x' }], tools, tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'nope' } }] } } as never })
+      .catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((bad as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('tool_choice.allowed_tools.tools');
   });
 });

@@ -12,6 +12,7 @@ import type { FakeUpstream } from '../fakes/fault.ts';
 import { ManualClock } from '../routing/manual-clock.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const MODEL = 'gpt-4o-mini';
 const COOLDOWN = 10_000;
@@ -65,7 +66,7 @@ async function call(t: TestGateway): Promise<Answer> {
   let row: StoredCall | null = null;
   while (row === null) {
     t.flush();
-    row = getCall(t.gw.deps.store.db, id);
+    row = getCall(dbOf(t.gw), id);
     if (row === null && Date.now() > deadline) throw new Error(`no audit row for ${id}`);
     if (row === null) await new Promise((r) => setTimeout(r, 20));
   }

@@ -19,9 +19,11 @@ import { startOpenAIResponsesUpstream } from '../fakes/openai-responses-upstream
 import type { ResponsesBody } from '../fakes/openai-responses-upstream.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
+import { startGeminiUpstream } from '../fakes/gemini-upstream.ts';
 import { auditRow } from '../support/call-checks.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const codexBin = path.join(root, 'test/agents/node_modules/.bin/codex');
@@ -51,6 +53,7 @@ function toolOutputText(body: unknown): string {
 let native: FakeUpstream;
 let chat: FakeUpstream;
 let anthropic: FakeUpstream;
+let gemini: FakeUpstream;
 let t: TestGateway;
 
 beforeAll(async () => {
@@ -61,11 +64,13 @@ beforeAll(async () => {
   });
   chat = await startOpenAIUpstream({ models: ['deepseek-chat'], toolCall: { name: 'exec_command', arguments: { cmd: COMMAND } } });
   anthropic = await startAnthropicUpstream({ models: ['claude-sonnet-4-5'], toolCall: { name: 'exec_command', arguments: { cmd: COMMAND } } });
+  gemini = await startGeminiUpstream({ models: ['gemini-3-pro-preview'], toolCall: { name: 'exec_command', arguments: { cmd: COMMAND } } });
   t = await startTestGateway({
     providers: [
       { name: 'an', type: 'anthropic', baseUrl: anthropic.url, secret: 'test-ant-codex-0123456789', models: ['claude-sonnet-4-5'] },
       { name: 'oa', type: 'openai', baseUrl: native.url, secret: 'sk-native-codex-0123456789', models: ['gpt-5-codex'] },
       { name: 'ds', type: 'openai-compatible', baseUrl: chat.url, secret: 'sk-chat-codex-0123456789', models: ['deepseek-chat'] },
+      { name: 'ge', type: 'gemini', baseUrl: gemini.url, secret: 'test-gem-codex-0123456789', models: ['gemini-3-pro-preview'] },
     ],
   });
 }, 60_000);
@@ -74,6 +79,7 @@ afterAll(async () => {
   await native?.close();
   await chat?.close();
   await anthropic?.close();
+  await gemini?.close();
 });
 
 interface Run {
@@ -153,7 +159,7 @@ describe.skipIf(installError !== null)('codex exec through the gateway', () => {
     expect(toolOutputText(last)).toContain(NOTE);
     record('native', sent.map((r) => r.body));
     t.flush();
-    const rows = t.gw.deps.store.db.prepare("SELECT id FROM calls WHERE endpoint = '/v1/responses' AND provider = 'oa'").all() as Array<{ id: string }>;
+    const rows = dbOf(t.gw).prepare("SELECT id FROM calls WHERE endpoint = '/v1/responses' AND provider = 'oa'").all() as Array<{ id: string }>;
     const row = await auditRow(t, rows.at(-1)?.id);
     expect(row.status).toBe(200);
     expect(row.inputTokens).toBeGreaterThan(0);
@@ -188,5 +194,18 @@ describe.skipIf(installError !== null)('codex exec through the gateway', () => {
     expect(JSON.stringify(result?.content)).toContain(NOTE);
     expect(run.stdout).toContain('Tool said:');
     expect(run.stdout).toContain(NOTE);
+  }, 150_000);
+
+  it('Gemini 3 upstream (bridged): the thought signature comes back through Codex, so Gemini accepts the tool output turn', async () => {
+    const before = gemini.requests.length;
+    const run = await runCodex('gemini-3-pro-preview');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Tool said:');
+    expect(run.stdout).toContain(NOTE);
+    const turn2 = gemini.requests.slice(before).find((q) => JSON.stringify(q.body).includes('"functionResponse"'));
+    const contents = (turn2?.body as { contents: Array<{ parts: Array<Record<string, unknown>> }> }).contents;
+    const call = contents.flatMap((c) => c.parts).find((p) => p.functionCall);
+    expect(String(call?.thoughtSignature)).not.toBe('skip_thought_signature_validator');
+    expect(String(call?.thoughtSignature).length).toBeGreaterThan(100);
   }, 150_000);
 });

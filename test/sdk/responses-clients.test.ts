@@ -13,6 +13,7 @@ import { startOpenAIResponsesUpstream } from '../fakes/openai-responses-upstream
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const MODELS = { native: 'gpt-5-codex', bridged: 'deepseek-chat' } as const;
 let native: FakeUpstream;
@@ -40,7 +41,7 @@ afterAll(async () => {
 describe.each(Object.entries(MODELS))('%s upstream', (kind, model) => {
   it("Vercel AI SDK: the default openai(model) (Responses API), generateText and streamText", async () => {
     const openai = createOpenAI({ baseURL: t.baseUrl, apiKey: t.key });
-    const before = t.gw.deps.store.db.prepare("SELECT COUNT(*) AS n FROM calls WHERE endpoint = '/v1/responses'");
+    const before = dbOf(t.gw).prepare("SELECT COUNT(*) AS n FROM calls WHERE endpoint = '/v1/responses'");
     t.flush();
     const n0 = (before.get() as { n: number }).n;
     const g = await generateText({ model: openai(model), prompt: 'hello from ai sdk' });

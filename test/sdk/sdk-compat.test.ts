@@ -24,6 +24,7 @@ import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import type { FakeUpstream } from '../fakes/fault.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { dbOf } from '../support/sqlite-db.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -254,7 +255,7 @@ async function runCheck(cmd: string, args: string[]): Promise<Record<string, any
 /** Every `x-request-id` an SDK surfaced is the id of an audit row with the matching outcome. */
 function expectAudited(requestId: string, status: number, model: string | null, cost?: number): void {
   t.flush();
-  const row = getCall(t.gw.deps.store.db, requestId);
+  const row = getCall(dbOf(t.gw), requestId);
   expect(row, `audit row for ${requestId}`).not.toBeNull();
   expect(row?.status).toBe(status);
   if (model) expect(row?.model).toBe(model);

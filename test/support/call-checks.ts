@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import { getCall } from '../../core/storage/audit-queries.ts';
 import type { StoredCall } from '../../core/storage/audit-queries.ts';
 import type { TestGateway } from './gateway-harness.ts';
+import { dbOf } from './sqlite-db.ts';
 
 /** The audit row of a call, once the writer has it (polled with a deadline, never a fixed sleep). */
 export async function auditRow(t: TestGateway, id: string | null | undefined): Promise<StoredCall> {
@@ -11,7 +12,7 @@ export async function auditRow(t: TestGateway, id: string | null | undefined): P
   const deadline = Date.now() + 3_000;
   for (;;) {
     t.flush();
-    const row = getCall(t.gw.deps.store.db, id as string);
+    const row = getCall(dbOf(t.gw), id as string);
     if (row) return row;
     if (Date.now() > deadline) throw new Error(`no audit row for ${id}`);
     await new Promise((r) => setTimeout(r, 20));

@@ -4,6 +4,7 @@
  */
 import { forbidden, modelNotFound } from '../../errors.ts';
 import { countTokens, warmTokenizer } from '../../gateway/estimate.ts';
+import type { Priced } from '../../gateway/call-record.ts';
 import { resolveModel } from '../../gateway/model-router.ts';
 import type { RequestContext } from '../../gateway/request-context.ts';
 import { sendToProvider, timeoutsFor } from '../../gateway/upstream-call.ts';
@@ -30,6 +31,9 @@ export async function handleMessages(ctx: RequestContext, raw: Record<string, un
   });
 }
 
+/** Counting tokens costs nothing, at any provider: a known price of zero, not an unknown one. */
+const FREE: Priced = { costUsd: 0, pricing: 'priced' };
+
 export async function handleCountTokens(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const body = check(countTokensSchema, raw);
   const { deps, key, record } = ctx;
@@ -55,6 +59,7 @@ export async function handleCountTokens(ctx: RequestContext, raw: Record<string,
     if (sent.ok) {
       const text = await sent.res.body.text();
       record.responseBody = text;
+      record.priced = FREE;
       ctx.res.writeHead(sent.res.status, { ...headers, 'x-gateway-provider': anthropic.provider, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       ctx.res.end(text);
       return;
@@ -65,6 +70,7 @@ export async function handleCountTokens(ctx: RequestContext, raw: Record<string,
   const request = parseMessagesRequest({ ...body, max_tokens: 1 }, ctx.req.headers);
   const text = JSON.stringify({ input_tokens: countTokens(promptText(request)) + 3 * request.messages.length });
   record.responseBody = text;
+  record.priced = FREE;
   ctx.res.writeHead(200, { ...headers, 'x-gateway-estimated': 'true', 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   ctx.res.end(text);
 }

@@ -8,6 +8,7 @@ import type { ZodType } from 'zod';
 import { badRequest } from '../../errors.ts';
 import type { CacheControl, CallMessage, CallRequest, ContentPart, ImagePart, ReasoningRequest, TextPart, ToolDefinition } from '../../pipeline/call-model.ts';
 import { forwardedAnthropicHeaders } from '../../providers/anthropic/passthrough.ts';
+import { decodeToolId } from '../opaque.ts';
 import { messagesSchema } from './schema.ts';
 
 type Obj = Record<string, unknown>;
@@ -48,13 +49,15 @@ function part(b: Obj): ContentPart | null {
       return text(b);
     case 'image':
       return image(b);
-    case 'tool_use':
-      return { type: 'tool-call', id: String(b.id ?? ''), name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}), kind: 'function' };
+    case 'tool_use': {
+      const { id, opaque } = decodeToolId(String(b.id ?? ''));
+      return { type: 'tool-call', id, name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}), kind: 'function', ...(opaque ? { opaque } : {}) };
+    }
     case 'tool_result': {
       const c = b.content;
       const content: string | Array<TextPart | ImagePart> =
         typeof c === 'string' ? c : Array.isArray(c) ? c.filter(isObj).flatMap((x): Array<TextPart | ImagePart> => (x.type === 'text' ? [text(x)] : x.type === 'image' ? [image(x)].filter((i): i is ImagePart => i !== null) : [])) : '';
-      return { type: 'tool-result', callId: String(b.tool_use_id ?? ''), content, ...(b.is_error === true ? { isError: true } : {}), ...cacheControl(b.cache_control) };
+      return { type: 'tool-result', callId: decodeToolId(String(b.tool_use_id ?? '')).id, content, ...(b.is_error === true ? { isError: true } : {}), ...cacheControl(b.cache_control) };
     }
     case 'thinking': {
       // A signature is Anthropic's (only then may the block go back to Anthropic), or the gateway's own

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { CallResult, FinishReason } from '../../pipeline/call-model.ts';
 import type { ResponseMeta, StreamEnd } from '../../pipeline/front-end.ts';
 import type { Usage } from '../../usage.ts';
+import { encodeToolId } from '../opaque.ts';
 
 const STOP_REASONS = new Set(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded']);
 const BY_UNIFIED: Record<FinishReason['unified'], string> = {
@@ -58,7 +59,7 @@ export function renderMessage(result: CallResult, meta: ResponseMeta, end: Strea
         if (p.opaque?.origin === 'anthropic') content.push({ type: 'redacted_thinking', data: p.opaque.value });
       } else content.push({ type: 'thinking', thinking: p.text, signature: p.opaque?.origin === 'anthropic' ? p.opaque.value : GATEWAY_SIGNATURE });
     } else if (p.type === 'text') content.push({ type: 'text', text: p.text });
-    else if (p.type === 'tool-call') content.push({ type: 'tool_use', id: p.id, name: p.name, input: input(p.arguments) });
+    else if (p.type === 'tool-call') content.push({ type: 'tool_use', id: encodeToolId(p.id, p.opaque), name: p.name, input: input(p.arguments) });
   }
   return JSON.stringify({
     id: messageId(result.id),

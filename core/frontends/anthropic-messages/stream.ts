@@ -7,6 +7,7 @@
 import type { GatewayError } from '../../errors.ts';
 import type { CallEvent, FinishReason } from '../../pipeline/call-model.ts';
 import type { ResponseMeta, StreamEnd, StreamRenderer } from '../../pipeline/front-end.ts';
+import { encodeToolId } from '../opaque.ts';
 import { errorType } from './errors.ts';
 import { anthropicUsage, GATEWAY_SIGNATURE, messageId, stopReason } from './render.ts';
 
@@ -51,10 +52,10 @@ export class AnthropicStreamRenderer implements StreamRenderer {
         return this.start('') + this.ensure({ kind: 'thinking' }) + this.delta({ type: 'signature_delta', signature: e.opaque.value });
       case 'tool-call-start':
         if (this.open?.kind === 'tool' || this.waiting.size > 0) {
-          this.waiting.set(e.index, { id: e.id, name: e.name, args: '' });
+          this.waiting.set(e.index, { id: encodeToolId(e.id, e.opaque), name: e.name, args: '' });
           return '';
         }
-        return this.start('') + this.close() + this.blockStart({ type: 'tool_use', id: e.id, name: e.name, input: {} }, { kind: 'tool', index: e.index });
+        return this.start('') + this.close() + this.blockStart({ type: 'tool_use', id: encodeToolId(e.id, e.opaque), name: e.name, input: {} }, { kind: 'tool', index: e.index });
       case 'tool-call-delta': {
         const w = this.waiting.get(e.index);
         if (w) {

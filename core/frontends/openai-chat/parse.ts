@@ -5,6 +5,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CacheControl, CallMessage, CallRequest, ContentPart, TextPart, ToolDefinition } from '../../pipeline/call-model.ts';
 import type { ChatRequest } from '../../providers/types.ts';
+import { thoughtSignatureOf } from '../../providers/gemini/tool-ids.ts';
+import { narrowToAllowed } from '../allowed-tools.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -47,7 +49,8 @@ function conversation(body: ChatRequest): Pick<CallRequest, 'system' | 'messages
       const content = parts(m.content);
       for (const t of Array.isArray(m.tool_calls) ? m.tool_calls.filter(isObj) : []) {
         const fn = isObj(t.function) ? t.function : {};
-        content.push({ type: 'tool-call', id: String(t.id ?? ''), name: String(fn.name ?? ''), arguments: typeof fn.arguments === 'string' ? fn.arguments : '', kind: 'function' });
+        const sig = thoughtSignatureOf(t);
+        content.push({ type: 'tool-call', id: String(t.id ?? ''), name: String(fn.name ?? ''), arguments: typeof fn.arguments === 'string' ? fn.arguments : '', kind: 'function', ...(sig !== undefined ? { opaque: { origin: 'gemini', value: sig } } : {}) });
       }
       if (typeof m.reasoning_content === 'string' && m.reasoning_content !== '') content.unshift({ type: 'reasoning', text: m.reasoning_content });
       messages.push({ role: 'assistant', content });
@@ -71,8 +74,15 @@ function conversation(body: ChatRequest): Pick<CallRequest, 'system' | 'messages
 
 export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders): CallRequest {
   const tc = body.tool_choice;
-  const toolChoice: CallRequest['toolChoice'] =
+  let toolChoice: CallRequest['toolChoice'] =
     tc === 'auto' || tc === 'none' || tc === 'required' ? { type: tc } : isObj(tc) && isObj(tc.function) && typeof tc.function.name === 'string' ? { type: 'tool', name: tc.function.name } : undefined;
+  if (isObj(tc) && tc.type === 'allowed_tools') {
+    const at = isObj(tc.allowed_tools) ? tc.allowed_tools : {};
+    const names = (Array.isArray(at.tools) ? at.tools : []).flatMap((x) => (isObj(x) && isObj(x.function) && typeof x.function.name === 'string' ? [x.function.name] : []));
+    const narrowed = narrowToAllowed(tools, names, at.mode, 'tool_choice.allowed_tools');
+    tools.splice(0, tools.length, ...narrowed.tools);
+    toolChoice = narrowed.toolChoice;
+  }
   const max = body.max_completion_tokens ?? body.max_tokens;
   const rf = body.response_format;
   const extra: Obj = {};

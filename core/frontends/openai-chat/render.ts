@@ -1,7 +1,7 @@
 /** Neutral answers → OpenAI chat shapes: the `chat.completion` body and `chat.completion.chunk`s. */
 import { toOpenAIUsage } from '../../usage.ts';
 import { stringifyWithCost } from '../../pricing/cost.ts';
-import type { CallEvent, CallResult, FinishReason } from '../../pipeline/call-model.ts';
+import type { CallEvent, CallResult, FinishReason, OpaqueData } from '../../pipeline/call-model.ts';
 import type { ResponseMeta, StreamEnd } from '../../pipeline/front-end.ts';
 
 const FINISH: Record<FinishReason['unified'], string> = {
@@ -29,7 +29,7 @@ export function renderChatCompletion(result: CallResult, meta: ResponseMeta, end
     choices: result.choices.map((c, index) => {
       const text = c.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
       const reasoning = c.content.flatMap((p) => (p.type === 'reasoning' && !p.redacted ? [p.text] : [])).join('');
-      const calls = c.content.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments } }] : []));
+      const calls = c.content.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments }, ...thoughtSignature(p.opaque) }] : []));
       const message: Record<string, unknown> = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null };
       if (reasoning !== '') message.reasoning_content = reasoning;
       if (calls.length > 0) message.tool_calls = calls;
@@ -38,6 +38,11 @@ export function renderChatCompletion(result: CallResult, meta: ResponseMeta, end
     usage,
   };
   return stringifyWithCost(body, usage, end.costUsd);
+}
+
+/** Gemini's thought signature goes to a chat client where Google's own OpenAI compatibility puts it. */
+function thoughtSignature(opaque: OpaqueData | undefined): { extra_content?: { google: { thought_signature: string } } } {
+  return opaque?.origin === 'gemini' ? { extra_content: { google: { thought_signature: opaque.value } } } : {};
 }
 
 /** Renders neutral events as chunks (for an upstream translated through the call model). */
@@ -67,7 +72,7 @@ export class ChatChunkWriter {
       case 'reasoning-delta':
         return this.chunk(e.choice, { reasoning_content: e.text }, null);
       case 'tool-call-start':
-        return this.chunk(e.choice, { tool_calls: [{ index: e.index, id: e.id, type: 'function', function: { name: e.name, arguments: '' } }] }, null);
+        return this.chunk(e.choice, { tool_calls: [{ index: e.index, id: e.id, type: 'function', function: { name: e.name, arguments: '' }, ...thoughtSignature(e.opaque) }] }, null);
       case 'tool-call-delta':
         return this.chunk(e.choice, { tool_calls: [{ index: e.index, function: { arguments: e.argumentsDelta } }] }, null);
       case 'finish':

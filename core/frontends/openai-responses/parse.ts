@@ -14,13 +14,15 @@ import type {
   CallRequest,
   ContentPart,
   ImagePart,
+  OpaqueData,
   ReasoningRequest,
   ResponseFormat,
   TextPart,
   ToolChoice,
   ToolDefinition,
 } from '../../pipeline/call-model.ts';
-import { decodeOpaque } from './opaque.ts';
+import { narrowToAllowed } from '../allowed-tools.ts';
+import { decodeOpaque } from '../opaque.ts';
 import { itemSchemas, responsesRequestSchema } from './request-schema.ts';
 import type { ItemType, ResponsesContentPart, ResponsesInputItem, ResponsesRequest } from './request-schema.ts';
 
@@ -70,8 +72,7 @@ export function parseResponsesRequest(body: Record<string, unknown>, headers: In
     model: r.model,
     system,
     messages,
-    tools: tools(r),
-    toolChoice: toolChoice(r.tool_choice),
+    ...toolsAndChoice(r),
     parallelToolCalls: r.parallel_tool_calls ?? undefined,
     maxOutputTokens: r.max_output_tokens ?? null,
     temperature: r.temperature ?? undefined,
@@ -142,6 +143,12 @@ function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): C
     out.push(m);
     return m.content;
   };
+  let signature: OpaqueData | undefined;
+  const takeSignature = (): { opaque?: OpaqueData } => {
+    const s = signature;
+    signature = undefined;
+    return s ? { opaque: s } : {};
+  };
   rawItems.forEach((rawItem, i) => {
     const at = `input[${i}]`;
     const type = rawItem.type ?? 'message';
@@ -161,12 +168,12 @@ function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): C
       }
       case 'function_call': {
         const c = item as Extract<ResponsesInputItem, { type: 'function_call' }>;
-        turn('assistant').push({ type: 'tool-call', id: c.call_id, name: c.name, arguments: c.arguments, kind: 'function' });
+        turn('assistant').push({ type: 'tool-call', id: c.call_id, name: c.name, arguments: c.arguments, kind: 'function', ...takeSignature() });
         return;
       }
       case 'custom_tool_call': {
         const c = item as Extract<ResponsesInputItem, { type: 'custom_tool_call' }>;
-        turn('assistant').push({ type: 'tool-call', id: c.call_id, name: c.name, arguments: c.input, kind: 'custom' });
+        turn('assistant').push({ type: 'tool-call', id: c.call_id, name: c.name, arguments: c.input, kind: 'custom', ...takeSignature() });
         return;
       }
       case 'function_call_output':
@@ -179,6 +186,13 @@ function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): C
       case 'reasoning': {
         const r = item as Extract<ResponsesInputItem, { type: 'reasoning' }>;
         const text = [...r.summary, ...(r.content ?? [])].map((s) => s.text).join('\n\n');
+        const opaque = r.encrypted_content ? decodeOpaque(r.encrypted_content) : undefined;
+        if (opaque?.origin === 'gemini') {
+          // A tool call's thought signature (signatureItem): it belongs to the call that follows.
+          signature = opaque;
+          if (text !== '') turn('assistant').push({ type: 'reasoning', text });
+          return;
+        }
         turn('assistant').push({
           type: 'reasoning',
           text,
@@ -219,13 +233,18 @@ function tools(r: ResponsesRequest): ToolDefinition[] {
   return out;
 }
 
-function toolChoice(c: ResponsesRequest['tool_choice']): ToolChoice | undefined {
-  if (c === null || c === undefined) return undefined;
-  if (typeof c === 'string') return { type: c };
-  if ((c.type === 'function' || c.type === 'custom') && typeof c.name === 'string') return { type: 'tool', name: c.name };
-  // `allowed_tools` (a subset with a mode) has no neutral form: the mode is the closest honest reading.
-  if (c.type === 'allowed_tools') return { type: (c as { mode?: unknown }).mode === 'required' ? 'required' : 'auto' };
-  return undefined;
+function toolsAndChoice(r: ResponsesRequest): { tools: ToolDefinition[]; toolChoice?: ToolChoice } {
+  const all = tools(r);
+  const c = r.tool_choice;
+  if (c === null || c === undefined) return { tools: all };
+  if (typeof c === 'string') return { tools: all, toolChoice: { type: c } };
+  if ((c.type === 'function' || c.type === 'custom') && typeof c.name === 'string') return { tools: all, toolChoice: { type: 'tool', name: c.name } };
+  if (c.type === 'allowed_tools') {
+    const a = c as { mode?: unknown; tools?: unknown };
+    const names = (Array.isArray(a.tools) ? a.tools : []).flatMap((x: unknown) => (x !== null && typeof x === 'object' && typeof (x as { name?: unknown }).name === 'string' ? [(x as { name: string }).name] : []));
+    return narrowToAllowed(all, names, a.mode, 'tool_choice');
+  }
+  return { tools: all };
 }
 
 function reasoning(r: ResponsesRequest): ReasoningRequest | undefined {

@@ -2,11 +2,11 @@
  * The Response object (C.3) and its output items, shared by the non-stream answer and the lifecycle
  * events of a stream. `output_text` is not a wire field (the SDKs compute it).
  */
-import type { CallRequest, ContentPart, FinishReason } from '../../pipeline/call-model.ts';
+import type { CallRequest, ContentPart, FinishReason, OpaqueData } from '../../pipeline/call-model.ts';
 import type { Usage } from '../../usage.ts';
 import { unwrapCustom } from './custom-tools.ts';
 import { mintId } from './ids.ts';
-import { encodeOpaque } from './opaque.ts';
+import { encodeOpaque } from '../opaque.ts';
 import { toResponsesUsage } from './usage.ts';
 
 export type OutputItem = Record<string, unknown> & { id: string; type: string };
@@ -35,6 +35,15 @@ export function reasoningItem(id: string, text: string, encrypted: string | null
   };
 }
 
+/**
+ * A tool call's opaque data (Gemini's thought signature) travels as a reasoning item of its own, just
+ * before the call: Responses clients send reasoning items back with `encrypted_content` (Codex's
+ * `store: false` history, `input.push(...response.output)`), and the parse moves it back onto the call.
+ */
+export function signatureItem(opaque: OpaqueData): OutputItem {
+  return reasoningItem(mintId('rs'), '', encodeOpaque(opaque));
+}
+
 export function toolCallItem(id: string, kind: 'function' | 'custom', callId: string, name: string, args: string, status: 'in_progress' | 'completed'): OutputItem {
   return kind === 'function'
     ? { id, type: 'function_call', status, call_id: callId, name, arguments: args }
@@ -58,6 +67,7 @@ export function outputItems(parts: ContentPart[], custom: Set<string> = new Set(
     if (p.type === 'reasoning') {
       items.push(reasoningItem(p.itemId ?? mintId('rs'), p.redacted ? '' : p.text, p.opaque ? encodeOpaque(p.opaque) : null));
     } else if (p.type === 'tool-call') {
+      if (p.opaque) items.push(signatureItem(p.opaque));
       const wrapped = p.kind === 'function' && custom.has(p.name);
       const kind = wrapped ? 'custom' : p.kind;
       items.push(toolCallItem(mintId(kind === 'function' ? 'fc' : 'ctc'), kind, p.id, p.name, wrapped ? unwrapCustom(p.arguments) : p.arguments, 'completed'));

@@ -11,8 +11,8 @@ import type { ResponseMeta, StreamEnd, StreamRenderer } from '../../pipeline/fro
 import type { Usage } from '../../usage.ts';
 import { customToolNames, unwrapCustom } from './custom-tools.ts';
 import { mintId } from './ids.ts';
-import { encodeOpaque } from './opaque.ts';
-import { messageItem, reasoningItem, responseIdFor, responseObject, terminalStatus, toolCallItem } from './response-object.ts';
+import { encodeOpaque } from '../opaque.ts';
+import { messageItem, reasoningItem, responseIdFor, responseObject, signatureItem, terminalStatus, toolCallItem } from './response-object.ts';
 import type { OutputItem, ResponseStatus } from './response-object.ts';
 
 interface ToolState {
@@ -24,6 +24,8 @@ interface ToolState {
   /** A custom tool that travelled as a function taking `{content}`: unwrapped once complete. */
   wrapped: boolean;
   args: string;
+  /** Provider data the call carries (Gemini's thought signature), sent as a reasoning item before it. */
+  opaque?: OpaqueData;
 }
 
 type OpenItem =
@@ -95,7 +97,7 @@ export class ResponsesStreamRenderer implements StreamRenderer {
       }
       case 'tool-call-start': {
         const wrapped = e.kind === 'function' && this.custom.has(e.name);
-        const t: ToolState = { block: e.index, callId: e.id, name: e.name, toolKind: wrapped ? 'custom' : e.kind, wrapped, args: '' };
+        const t: ToolState = { block: e.index, callId: e.id, name: e.name, toolKind: wrapped ? 'custom' : e.kind, wrapped, args: '', ...(e.opaque ? { opaque: e.opaque } : {}) };
         if (this.open?.kind === 'tool') {
           this.held.set(e.index, t);
           return out;
@@ -244,9 +246,17 @@ export class ResponsesStreamRenderer implements StreamRenderer {
   }
 
   private openTool(t: ToolState): string {
+    let out = '';
+    if (t.opaque) {
+      const sig = signatureItem(t.opaque);
+      const index = this.done.length;
+      this.done.push(sig);
+      out += this.emit('response.output_item.added', { output_index: index, item: sig });
+      out += this.emit('response.output_item.done', { output_index: index, item: sig });
+    }
     const item: OpenItem = { kind: 'tool', id: mintId(t.toolKind === 'function' ? 'fc' : 'ctc'), index: this.done.length, ...t };
     this.open = item;
-    return this.emit('response.output_item.added', { output_index: item.index, item: toolCallItem(item.id, t.toolKind, t.callId, t.name, '', 'in_progress') });
+    return out + this.emit('response.output_item.added', { output_index: item.index, item: toolCallItem(item.id, t.toolKind, t.callId, t.name, '', 'in_progress') });
   }
 
   private emit(type: string, fields: Record<string, unknown>): string {

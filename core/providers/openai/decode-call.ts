@@ -5,10 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
-import type { CallEvent, CallResult, ContentPart, FinishReason } from '../../pipeline/call-model.ts';
+import type { CallEvent, CallResult, ContentPart, FinishReason, OpaqueData } from '../../pipeline/call-model.ts';
 import type { Frame, FrameDecoder, SseEvent } from '../types.ts';
 import { plainChunk } from './chunk-text.ts';
 import { failureFromErrorObject } from './errors.ts';
+import { thoughtSignatureOf } from '../gemini/tool-ids.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -24,6 +25,15 @@ const FINISH: Record<string, FinishReason['unified']> = {
 export const openAIFinish = (raw: unknown): FinishReason => {
   const r = typeof raw === 'string' ? raw : null;
   return { unified: r === null ? 'stop' : (FINISH[r] ?? 'other'), raw: r };
+};
+
+/**
+ * Gemini's thought signature on a tool call (Google's OpenAI compatibility, and the Gemini adapter's own
+ * translation, put it in `extra_content.google.thought_signature`): it must reach Gemini again.
+ */
+const signatureOf = (t: Obj): { opaque?: OpaqueData } => {
+  const sig = thoughtSignatureOf(t);
+  return sig === undefined ? {} : { opaque: { origin: 'gemini', value: sig } };
 };
 
 /** DeepSeek and others say `reasoning_content`; OpenRouter and vLLM `reasoning`. */
@@ -53,6 +63,7 @@ export function decodeOpenAIResult(json: unknown, mapName: (n: string) => string
           name: mapName(String(fn.name ?? '')),
           arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}),
           kind: 'function',
+          ...signatureOf(t),
         });
       }
       return { content, finish: openAIFinish(c.finish_reason) };
@@ -132,7 +143,7 @@ export class OpenAIFrameDecoder implements FrameDecoder {
         if (!st.tools.has(k)) {
           this.switchTo(st, k, i, e);
           st.tools.add(k);
-          e({ type: 'tool-call-start', choice: i, index: k, id: typeof t.id === 'string' ? t.id : `call_${randomUUID()}`, name: this.mapName(String(fn.name ?? '')), kind: 'function' });
+          e({ type: 'tool-call-start', choice: i, index: k, id: typeof t.id === 'string' ? t.id : `call_${randomUUID()}`, name: this.mapName(String(fn.name ?? '')), kind: 'function', ...signatureOf(t) });
         }
         if (typeof fn.arguments === 'string' && fn.arguments !== '') e({ type: 'tool-call-delta', choice: i, index: k, argumentsDelta: fn.arguments });
       }

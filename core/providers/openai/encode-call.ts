@@ -51,6 +51,14 @@ function reasoningBack(m: CallMessage, ctx: CallContext): string | null {
   return texts.length > 0 ? texts.join('') : null;
 }
 
+/**
+ * Gemini (natively, or through Google's OpenAI compatibility) needs its thought signature back on the
+ * tool calls it made; it rides where Google's compatibility layer puts it. No other upstream sees it.
+ */
+function readsThoughtSignatures(ctx: CallContext): boolean {
+  return ctx.provider.type === 'gemini' || ctx.provider.baseUrl.includes('generativelanguage.googleapis.com');
+}
+
 function messageFor(m: CallMessage, ctx: CallContext): Obj[] {
   if (m.role === 'system') {
     const text = m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
@@ -63,10 +71,12 @@ function messageFor(m: CallMessage, ctx: CallContext): Obj[] {
     const reasoning = reasoningBack(m, ctx);
     if (reasoning !== null) msg.reasoning_content = reasoning;
     if (calls.length > 0) {
+      const signatures = readsThoughtSignatures(ctx);
       msg.tool_calls = calls.map((c) => ({
         id: c.id,
         type: 'function',
         function: { name: shortToolName(c.name), arguments: c.kind === 'custom' ? JSON.stringify({ content: c.arguments }) : c.arguments || '{}' },
+        ...(signatures && c.opaque?.origin === 'gemini' ? { extra_content: { google: { thought_signature: c.opaque.value } } } : {}),
       }));
     }
     return [msg];

@@ -1,0 +1,147 @@
+/**
+ * Team mode's `GatewayState`: keys, providers, aliases, prices and the audit log in PostgreSQL (its own
+ * migrations, applied on open); budget counters, rate-limit windows and change notification in Redis.
+ * A configuration change commits in PostgreSQL, then is published on `gw:config`; every instance
+ * subscribed reloads at once, and polls the version in PostgreSQL as a fallback (a lost message, a
+ * Redis restart), so a change made through one instance is live on all within a second.
+ */
+import { Redis } from 'ioredis';
+import type { AuditWriterOptions } from '../audit-writer.ts';
+import { StorageError } from '../db.ts';
+import type { Clock } from '../../routing/clock.ts';
+import type { ConfigSnapshot, GatewayState, OpenedState } from '../../state/gateway-state.ts';
+import { redact, type TeamUrls } from '../../state/team-urls.ts';
+import type { AliasRow } from '../aliases-repo.ts';
+import { toAlias } from '../aliases-repo.ts';
+import { toStoredKey, type KeyRow } from '../keys-repo.ts';
+import { toPrice, type PriceRow } from '../prices-repo.ts';
+import { toSettings, type ProviderRow } from '../providers-repo.ts';
+import { PgAuditWriter } from './pg-audit-writer.ts';
+import { PgCallQueries } from './pg-calls.ts';
+import { PgAliases, PgConfigWriter, PgKeys, PgPrices, PgProviders, servedModels } from './pg-config.ts';
+import { applyPgMigrations } from './pg-migrations.ts';
+import { inTransaction, openPool, type Pool } from './pg-pool.ts';
+import { RedisBudgets } from './redis-budgets.ts';
+import { RedisRateWindows } from './redis-rate-windows.ts';
+
+export const CONFIG_CHANNEL = 'gw:config';
+/** The slowest a change may take to arrive when pub/sub missed it. */
+const MAX_POLL_MS = 500;
+
+export class TeamState implements GatewayState {
+  readonly kind = 'team' as const;
+  readonly location: string;
+  readonly keys: PgKeys;
+  readonly providers: PgProviders;
+  readonly aliases: PgAliases;
+  readonly prices: PgPrices;
+  readonly calls: PgCallQueries;
+  readonly audit: PgAuditWriter;
+  readonly redis: Redis;
+  readonly #pool: Pool;
+  readonly #writer: PgConfigWriter;
+  readonly #redisUrl: string;
+  #subscriber: Redis | null = null;
+  readonly #watchers = new Set<() => void>();
+  #closing: Promise<void> | null = null;
+
+  constructor(pool: Pool, redis: Redis, urls: TeamUrls, audit?: AuditWriterOptions) {
+    this.#pool = pool;
+    this.redis = redis;
+    this.#redisUrl = urls.redis;
+    this.location = `${redact(urls.database)} + ${redact(urls.redis)}`;
+    this.#writer = new PgConfigWriter(pool, () => {
+      this.redis.publish(CONFIG_CHANNEL, String(Date.now())).catch(() => undefined);
+    });
+    this.keys = new PgKeys(this.#writer);
+    this.providers = new PgProviders(this.#writer);
+    this.aliases = new PgAliases(this.#writer);
+    this.prices = new PgPrices(this.#writer);
+    this.calls = new PgCallQueries(pool);
+    this.audit = new PgAuditWriter(pool, audit);
+  }
+
+  configVersion(): Promise<number> {
+    return this.#writer.version();
+  }
+
+  /** One REPEATABLE READ transaction, so keys, providers and aliases all come from the same version. */
+  snapshot(): Promise<ConfigSnapshot> {
+    return inTransaction(this.#pool, async (c) => {
+      await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const version = (await c.query<{ v: number }>(`SELECT v FROM meta WHERE k = 'config_version'`)).rows[0]?.v ?? 0;
+      const keys = (await c.query<KeyRow>(`SELECT * FROM keys ORDER BY created_at, seq`)).rows.map(toStoredKey);
+      const providers = (await c.query<ProviderRow>(`SELECT * FROM providers ORDER BY priority, seq`)).rows.map(toSettings);
+      const served = await servedModels(c, providers);
+      const aliases = (await c.query<AliasRow>(`SELECT * FROM aliases ORDER BY name`)).rows.map(toAlias);
+      const prices = (await c.query<PriceRow>(`SELECT * FROM prices ORDER BY model`)).rows.map(toPrice);
+      return { version, keys, providers, served, aliases, prices };
+    });
+  }
+
+  watchConfig(fn: () => void, pollMs: number): () => void {
+    this.#watchers.add(fn);
+    if (this.#subscriber === null) {
+      const sub = new Redis(this.#redisUrl, { lazyConnect: false, maxRetriesPerRequest: null });
+      sub.on('error', () => undefined); // reconnects by itself; the poll covers the gap
+      sub.on('message', () => {
+        for (const w of this.#watchers) w();
+      });
+      sub.subscribe(CONFIG_CHANNEL).catch(() => undefined);
+      this.#subscriber = sub;
+    }
+    const timer = setInterval(fn, Math.min(pollMs, MAX_POLL_MS));
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      this.#watchers.delete(fn);
+    };
+  }
+
+  drainAudit(): Promise<void> {
+    return this.audit.drain();
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.audit.close();
+      await this.audit.drain().catch(() => undefined);
+      this.#subscriber?.disconnect();
+      await this.redis.quit().catch(() => undefined);
+      await this.#pool.end().catch(() => undefined);
+    })();
+    return this.#closing;
+  }
+}
+
+export interface TeamOpenOptions {
+  server: boolean;
+  clock?: Clock;
+  audit?: AuditWriterOptions;
+}
+
+/** Connects to both servers (failing at once, with the address, when either is unreachable) and migrates PostgreSQL. */
+export async function openTeamState(urls: TeamUrls, opts: TeamOpenOptions): Promise<OpenedState> {
+  const pool = openPool(urls.database, opts.server ? 20 : 2);
+  try {
+    await applyPgMigrations(pool);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw new StorageError('database_unreadable', `PostgreSQL at ${redact(urls.database)} cannot be used: ${(err as Error).message}`);
+  }
+  const redis = new Redis(urls.redis, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  redis.on('error', () => undefined); // each command reports its own failure
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    await pool.end().catch(() => undefined);
+    throw new StorageError('database_unreadable', `Redis at ${redact(urls.redis)} cannot be reached: ${(err as Error).message}`);
+  }
+  const state = new TeamState(pool, redis, urls, opts.audit);
+  return {
+    state,
+    budgets: new RedisBudgets(redis, state.calls),
+    limiter: new RedisRateWindows(redis, { clock: opts.clock }),
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * `--profile`: CPU profiles of the gateway, started as the README says (made inspectable through
+ * NODE_OPTIONS, see inspector-client.ts), covering exactly the measured window of a non-stream and a stream
+ * run; summarised in the report, the `.cpuprofile` files kept in .bench/profile/ (open them in Chrome DevTools).
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { OUT_DIR } from './common.ts';
+import { CHAT, loadSpec } from './context.ts';
+import type { Scenario } from './context.ts';
+import { startGatewayProcess } from './gateway.ts';
+import { runLoad } from './load.ts';
+import { describeLoad } from './measure.ts';
+import { summarizeProfile } from './profile.ts';
+import { serverPids } from './server.ts';
+
+export const profileScenario: Scenario = {
+  name: 'profile',
+  run: async (ctx) => {
+    const dir = path.join(OUT_DIR, 'profile');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    try {
+      const gw = await startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${ctx.upBase}/v1`, priority: 1 }], cpu: ctx.serverCpu, inspectable: true });
+      try {
+        for (const stream of [false, true]) {
+          const mode = stream ? 'stream' : 'non-stream';
+          const file = path.join(dir, `gateway-${mode}.cpuprofile`);
+          const l = await runLoad({
+            ...loadSpec(ctx, gw.url, stream, gw.headers, CHAT, { mainPid: gw.mainPid, pids: () => serverPids(gw) }),
+            beforeMeasure: () => gw.profileStart(),
+            afterMeasure: () => gw.profileStop(file),
+          });
+          ctx.log(describeLoad(`profiled gateway ${mode}`, l));
+          ctx.profiles.push({ mode, rps: l.rps, cpuUsPerReq: l.serverCpuUsPerReq, summary: summarizeProfile(file) });
+        }
+      } finally {
+        await gw.stop();
+      }
+    } catch (err) {
+      ctx.problems.push(`profile: ${(err as Error).message}`);
+    }
+  },
+};

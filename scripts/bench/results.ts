@@ -1,0 +1,123 @@
+/** The benchmark's results: their shape, written as .bench/bench-results.json and printed by report.ts. */
+import type { AuditSummary } from './gateway.ts';
+import type { LoadResult, Stats } from './load.ts';
+import type { MemoryResult } from './memory.ts';
+import type { ProfileSummary } from './profile.ts';
+import type { Footprint } from './server.ts';
+
+export interface UpstreamStats {
+  chat: number;
+  stream: number;
+  flakyOk: number;
+  flakyFailed: number;
+  other: number;
+  connections: number;
+  /** Streams whose client left before their end. */
+  cut: number;
+}
+
+/** Well-known rows (other scenario modules may add rows under names of their own). */
+export const TARGET = {
+  direct: 'direct',
+  lean: 'lean',
+  bare: 'bare',
+  gateway: 'gateway',
+  messages: 'messages',
+  responses: 'gateway-responses',
+  portkey: 'portkey',
+  litellm: 'litellm',
+} as const;
+
+export interface TargetResult {
+  /** Key of the row (`lean`, `gateway`, ...), also its BENCH_ONLY name. */
+  name: string;
+  label: string;
+  error: string | null;
+  /** Why the row was not measured (a peer that is not installed), when it was skipped. */
+  skipped: string | null;
+  nonStream: LoadResult | null;
+  stream: LoadResult | null;
+  /** Non-stream calls with a ~100 KB prompt, when the row has them. */
+  bigPrompt: LoadResult | null;
+  startMs: number | null;
+  idle: Footprint | null;
+  loadedRss: number | null;
+  rssAfterLoad: number | null;
+  /** Requests the fake upstream saw during this target's runs (warm-ups included). */
+  upstreamDelta: UpstreamStats | null;
+  /** TCP connections the fake upstream accepted during each mode (warm-up included): keep-alive reuse. */
+  upstreamConnections: { nonStream: number; stream: number } | null;
+  /** Whether the server is still healthy after clients left mid-upload and mid-stream, and cut the upstream stream. */
+  clientAbort: { survived: boolean; upstreamCut: boolean; detail: string } | null;
+  audit: AuditSummary | null;
+  note: string | null;
+}
+
+export interface FailoverResult {
+  mode: 'non-stream' | 'stream';
+  concurrency: number;
+  error: string | null;
+  load: LoadResult | null;
+  upstreamDelta: UpstreamStats | null;
+  /** Requests answered on the first attempt vs after failing over (x-gateway-attempts). */
+  normal: Stats | null;
+  failedOver: Stats | null;
+  addedP50: number | null;
+  addedP99: number | null;
+}
+
+export interface Verdict {
+  check: string;
+  /** null: could not be judged in this run (a row missing). */
+  pass: boolean | null;
+  detail: string;
+}
+
+export interface ProfileResult {
+  mode: 'non-stream' | 'stream';
+  rps: number;
+  cpuUsPerReq: number | null;
+  summary: ProfileSummary;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  durationSec: number;
+  machine: { nproc: number; loadavgAtStart: number[]; loadavgAtEnd: number[]; node: string; cpu: string; platform: string; memTotalMiB: number };
+  config: Record<string, unknown>;
+  pinning: { available: boolean; note: string };
+  /** The command the gateway rows were started with. */
+  gatewayCommand: string;
+  /** Versions of the peers that ran. */
+  peers: Record<string, string>;
+  targets: TargetResult[];
+  ratios: Record<string, number | null>;
+  failover: FailoverResult[];
+  memory: MemoryResult | null;
+  goals: Verdict[];
+  verdicts: Verdict[];
+  problems: string[];
+  warnings: string[];
+  profiles: ProfileResult[];
+  /** Markdown from scenario modules with sections of their own. */
+  sections: string[];
+}
+
+export const emptyTarget = (name: string, label: string): TargetResult => ({
+  name,
+  label,
+  error: null,
+  skipped: null,
+  nonStream: null,
+  stream: null,
+  bigPrompt: null,
+  startMs: null,
+  idle: null,
+  loadedRss: null,
+  rssAfterLoad: null,
+  upstreamDelta: null,
+  upstreamConnections: null,
+  clientAbort: null,
+  audit: null,
+  note: null,
+});

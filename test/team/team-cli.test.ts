@@ -1,0 +1,74 @@
+/**
+ * Every CLI command against a team's state: flags (`--database`/`--redis`), the environment
+ * (`GATEWAY_DATABASE_URL`/`GATEWAY_REDIS_URL`) and settings.json all select PostgreSQL + Redis, and
+ * what one machine's CLI writes another's reads. The keychain is refused with a clear message.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_TEST_TIMEOUT_MS, runCli } from '../support/cli.ts';
+import { createDatabase, startPostgres, startRedis, teamServersInstalled, teamServersRequired, type RunningServer } from './servers.ts';
+
+const run = teamServersInstalled() || teamServersRequired();
+
+describe.skipIf(!run)('the CLI in team mode', () => {
+  let pgServer: RunningServer;
+  let redisServer: RunningServer;
+  let database: string;
+  const homes: string[] = [];
+  const home = () => {
+    const h = mkdtempSync(path.join(tmpdir(), 'gw-team-cli-'));
+    homes.push(h);
+    return h;
+  };
+
+  beforeAll(async () => {
+    [pgServer, redisServer] = await Promise.all([startPostgres(), startRedis()]);
+    database = await createDatabase(pgServer.url, 'gateway_cli');
+  }, 120_000);
+
+  afterAll(async () => {
+    await pgServer?.stop();
+    await redisServer?.stop();
+    for (const h of homes) rmSync(h, { recursive: true, force: true });
+  });
+
+  it('flags, environment and settings.json all reach the same state', async () => {
+    const flags = ['--database', database, '--redis', redisServer.url];
+    const created = await runCli([...flags, 'keys', 'create', '--name', 'alice', '--budget', '5'], { home: home() });
+    expect(created.code).toBe(0);
+    expect(created.stdout.trim()).toMatch(/^sk-gw-[A-Za-z0-9]{32,}$/);
+
+    const viaEnv = await runCli(['keys', 'list', '--json'], { home: home(), env: { GATEWAY_DATABASE_URL: database, GATEWAY_REDIS_URL: redisServer.url } });
+    expect(viaEnv.code).toBe(0);
+    expect((JSON.parse(viaEnv.stdout) as Array<{ name: string; budget_usd: number }>).map((k) => [k.name, k.budget_usd])).toEqual([['alice', 5]]);
+
+    const withSettings = home();
+    writeFileSync(path.join(withSettings, 'settings.json'), JSON.stringify({ database, redis: redisServer.url }));
+    expect((await runCli(['providers', 'add', 'oai', '--type', 'openai', '--key-env', 'OPENAI_API_KEY', '--models', 'gpt-4o-mini'], { home: withSettings })).code).toBe(0);
+    expect((await runCli(['aliases', 'set', 'fast', 'oai/gpt-4o-mini'], { home: withSettings })).code).toBe(0);
+    expect((await runCli(['prices', 'set', 'gpt-4o-mini', '--input', '1', '--output', '2'], { home: withSettings })).code).toBe(0);
+    const providers = await runCli([...flags, 'providers', 'list', '--json'], { home: home() });
+    expect(providers.stdout).toContain('"oai"');
+    const aliases = await runCli([...flags, 'aliases', 'list', '--json'], { home: home() });
+    expect(aliases.stdout).toContain('"fast"');
+    const usage = await runCli([...flags, 'usage', '--json'], { home: home() });
+    expect(usage.code).toBe(0);
+    const logs = await runCli([...flags, 'logs', '--json'], { home: home() });
+    expect(logs.code).toBe(0);
+    // A local SQLite home knows none of it.
+    const local = await runCli(['keys', 'list', '--json'], { home: home(), env: { GATEWAY_DATABASE_URL: undefined, GATEWAY_REDIS_URL: undefined } });
+    expect(JSON.parse(local.stdout)).toEqual([]);
+  }, CLI_TEST_TIMEOUT_MS * 2);
+
+  it('refuses the keychain, and a half-given team configuration, with what to do', async () => {
+    const flags = ['--database', database, '--redis', redisServer.url];
+    const keychain = await runCli([...flags, 'providers', 'add', 'anth', '--type', 'anthropic', '--key-stdin'], { home: home(), stdin: 'sk-ant-fake-0123456789' });
+    expect(keychain.code).toBe(1);
+    expect(keychain.stderr).toMatch(/team mode.*--key-env/s);
+    const half = await runCli(['--database', database, 'keys', 'list'], { home: home(), env: { GATEWAY_REDIS_URL: undefined } });
+    expect(half.code).toBe(1);
+    expect(half.stderr).toContain('--redis (or GATEWAY_REDIS_URL) is missing');
+  }, CLI_TEST_TIMEOUT_MS);
+});
