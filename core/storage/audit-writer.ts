@@ -294,8 +294,8 @@ export class AuditWriter {
   }
 }
 
-/** A raw body (see `CallRow.bodySecrets`) made fit to store: cut first (the row keeps 64 KiB at most), then scrubbed. */
-function rawBody(body: string | null, secrets: string[] | undefined): string | null {
+/** A raw body (see `CallRow.bodySecrets`) made fit to store: cut first (the row keeps 64 KiB at most), then scrubbed. Every audit sink applies it. */
+export function rawBody(body: string | null, secrets: string[] | undefined): string | null {
   if (body === null || secrets === undefined) return body;
   return scrubSecrets(body.length > MAX_BODY_BYTES ? (truncateBody(body) ?? '') : body, secrets);
 }

@@ -76,11 +76,14 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
   const tc = body.tool_choice;
   let toolChoice: CallRequest['toolChoice'] =
     tc === 'auto' || tc === 'none' || tc === 'required' ? { type: tc } : isObj(tc) && isObj(tc.function) && typeof tc.function.name === 'string' ? { type: 'tool', name: tc.function.name } : undefined;
+  // `allowed_tools` is checked (a 400 for a name no tool declares) and applied now: the conversation is built at once.
+  let built: Pick<CallRequest, 'system' | 'messages' | 'tools'> | null = null;
   if (isObj(tc) && tc.type === 'allowed_tools') {
+    built = conversation(body);
     const at = isObj(tc.allowed_tools) ? tc.allowed_tools : {};
     const names = (Array.isArray(at.tools) ? at.tools : []).flatMap((x) => (isObj(x) && isObj(x.function) && typeof x.function.name === 'string' ? [x.function.name] : []));
-    const narrowed = narrowToAllowed(tools, names, at.mode, 'tool_choice.allowed_tools');
-    tools.splice(0, tools.length, ...narrowed.tools);
+    const narrowed = narrowToAllowed(built.tools, names, at.mode, 'tool_choice.allowed_tools');
+    built.tools.splice(0, built.tools.length, ...narrowed.tools);
     toolChoice = narrowed.toolChoice;
   }
   const max = body.max_completion_tokens ?? body.max_tokens;
@@ -114,15 +117,15 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
     forwardHeaders,
     raw: body,
   };
-  return withLazyConversation(request, body);
+  return withLazyConversation(request, body, built);
 }
 
 /**
  * The request with `system`, `messages` and `tools` built on first read: the pass-through to an
  * OpenAI-protocol upstream (the common case) sends the client's body and never reads them.
  */
-function withLazyConversation(request: Omit<CallRequest, 'system' | 'messages' | 'tools'>, body: ChatRequest): CallRequest {
-  let built: Pick<CallRequest, 'system' | 'messages' | 'tools'> | null = null;
+function withLazyConversation(request: Omit<CallRequest, 'system' | 'messages' | 'tools'>, body: ChatRequest, prebuilt: Pick<CallRequest, 'system' | 'messages' | 'tools'> | null): CallRequest {
+  let built = prebuilt;
   const get = () => (built ??= conversation(body));
   const lazy = <K extends 'system' | 'messages' | 'tools'>(k: K): PropertyDescriptor => ({
     enumerable: true,
