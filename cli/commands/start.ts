@@ -13,6 +13,7 @@ import { acquireStartLock } from '../../core/start-lock.ts';
 import { storageErrorFor } from '../../core/storage/db.ts';
 import { gatewayKeyInVarMessage, holdsGatewayKey } from '../../core/upstream/provider-keys.ts';
 import { CliError, usageError } from '../cli-error.ts';
+import { bufferedLines } from '../buffered-lines.ts';
 import { catchStopSignals, onStopSignal, stopRequested } from '../stop-signals.ts';
 import { dataHome, note, out } from '../context.ts';
 import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
@@ -125,6 +126,7 @@ export function registerStart(program: Command): void {
       let stopTui: (() => void) | null = null;
       // Quitting the dashboard (q / Ctrl-C, which raw mode turns into a key, not a SIGINT) stops the gateway like a signal.
       let requestStop: () => void = () => {};
+      const callLines = bufferedLines();
       if (tui) {
         const { runDashboard } = await import('../tui/run-dashboard.ts');
         stopTui = await runDashboard({
@@ -137,7 +139,7 @@ export function registerStart(program: Command): void {
           onQuit: () => requestStop(),
         });
       } else {
-        gw.onCall((row) => out(formatCallLine(callToJson(row))));
+        gw.onCall((row) => callLines.line(formatCallLine(callToJson(row))));
         gw.onAdminAction((action) => note(adminActionLine(action)));
       }
 
@@ -153,6 +155,7 @@ export function registerStart(program: Command): void {
           stopTui?.();
           note(`Stopping: letting calls in flight finish (up to ${Math.round(gw.deps.settings.shutdownGraceMs / 1000)}s; signal again to stop now)…`);
           await gw.close();
+          callLines.flush();
           clearServerState(home);
           resolve();
         };
@@ -161,6 +164,7 @@ export function registerStart(program: Command): void {
           if (!stopping) return void stop();
           note('Stopping now: cutting calls in flight and flushing the audit log.');
           void gw.stopNow().finally(() => {
+            callLines.flush();
             clearServerState(home);
             process.exit(1);
           });

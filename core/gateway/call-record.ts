@@ -126,8 +126,10 @@ export class CallRecord {
       ),
       userAgent: this.userAgent,
       sessionId: this.sessionId,
-      requestBody: storeBodies ? scrub(this.requestBody) : null,
-      responseBody: storeBodies ? scrub(this.responseBody) : null,
+      // Raw: the audit writer cuts and scrubs them off the request thread (`bodySecrets`).
+      requestBody: storeBodies ? this.requestBody : null,
+      responseBody: storeBodies ? this.responseBody : null,
+      ...(storeBodies ? { bodySecrets: this.secrets.filter((s): s is string => typeof s === 'string') } : {}),
     };
   }
 }

@@ -3,6 +3,7 @@
  * the body timeout a 408, JSON nested absurdly deep a 400: never a crash or a hang.
  */
 import type { IncomingMessage } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
 import { badRequest, GatewayError, requestTooLarge } from '../errors.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
 
@@ -21,12 +22,18 @@ export const bodyTimeout = (idleMs: number): GatewayError =>
 
 /** `idleMs`: the longest silence allowed between two chunks of the body (0 = none); every caller gets one by default. */
 export async function readBody(req: IncomingMessage, limitBytes: number, idleMs = DEFAULT_BODY_TIMEOUT_MS): Promise<Buffer> {
+  const chunks = await readBodyChunks(req, limitBytes, idleMs);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+/** The body as the chunks it arrived in (empty for an empty body), with `readBody`'s limits. */
+async function readBodyChunks(req: IncomingMessage, limitBytes: number, idleMs: number): Promise<Buffer[]> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) {
     req.resume();
     throw requestTooLarge(limitBytes);
   }
-  return new Promise<Buffer>((resolve, reject) => {
+  return new Promise<Buffer[]>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let timer: NodeJS.Timeout | null = null;
@@ -35,14 +42,14 @@ export async function readBody(req: IncomingMessage, limitBytes: number, idleMs 
       if (timer) timer.refresh();
       else timer = setTimeout(onSilence, idleMs);
     };
-    const finish = (err: GatewayError | null, body?: Buffer) => {
+    const finish = (err: GatewayError | null, body?: Buffer[]) => {
       if (timer) clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('aborted', onAborted);
       if (err) reject(err);
-      else resolve(body as Buffer);
+      else resolve(body as Buffer[]);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -54,7 +61,7 @@ export async function readBody(req: IncomingMessage, limitBytes: number, idleMs 
       chunks.push(chunk);
       arm();
     };
-    const onEnd = () => finish(null, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    const onEnd = () => finish(null, chunks);
     const onError = () => finish(badRequest('The request body could not be read.', 'invalid_body'));
     const onAborted = onError;
     const onSilence = () => {
@@ -83,9 +90,17 @@ export function checkDepth(value: unknown, max = MAX_JSON_DEPTH): void {
 }
 
 export async function readJsonObject(req: IncomingMessage, limitBytes: number, idleMs = DEFAULT_BODY_TIMEOUT_MS): Promise<{ json: Record<string, unknown>; text: string }> {
-  const buf = await readBody(req, limitBytes, idleMs);
-  if (buf.length === 0) throw badRequest('The request body is empty; send a JSON object.', 'invalid_json');
-  const text = buf.toString('utf8');
+  const chunks = await readBodyChunks(req, limitBytes, idleMs);
+  if (chunks.every((c) => c.length === 0)) throw badRequest('The request body is empty; send a JSON object.', 'invalid_json');
+  // Decoded chunk by chunk: no Buffer.concat of the whole body (a fresh 100 KB allocation per big prompt).
+  let text: string;
+  if (chunks.length === 1) text = chunks[0].toString('utf8');
+  else {
+    const decoder = new StringDecoder('utf8');
+    text = '';
+    for (const c of chunks) text += decoder.write(c);
+    text += decoder.end();
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -15,6 +15,8 @@ export interface RequestContext {
   abort: AbortController;
   /** Headers every response to this key carries (rate-limit state). */
   baseHeaders: Record<string, string>;
+  /** The client's JSON body as sent, forwarded as-is to an upstream when no rewrite applies. */
+  bodyText?: string;
   /** Set when a stopping gateway cut this call (the abort is ours, not the client's). */
   cut?: boolean;
 }

@@ -159,8 +159,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
   }
 
   function logRow(record: CallRecord, status: number, errorType: string | null, errorMessage: string | null): void {
-    // Cut before the secret scrubber reads it: the row keeps 64 KiB at most anyway.
-    if (record.responseBody !== null && record.responseBody.length > MAX_BODY_BYTES) record.responseBody = truncateBody(record.responseBody);
+    record.responseBody = boundedBody(record.responseBody);
     const row = capCallRow(record.toRow(status, errorType, errorMessage, deps.settings.audit.storeBodies, deps.prices.dataVersion()));
     deps.store.audit.record(row);
     hooks.onCall?.(row);
@@ -195,8 +194,9 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         await handleAudio(ctx, route, await readBody(req, deps.settings.bodyLimitBytes, bodyMs));
       } else {
         const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes, bodyMs);
-        // Cut before the secret scrubber reads it: the row keeps 64 KiB at most anyway.
-        record.requestBody = text.length > MAX_BODY_BYTES ? truncateBody(text) : text;
+        // The audit writer cuts and scrubs it on its own thread (only a huge body is cut here).
+        record.requestBody = boundedBody(text);
+        ctx.bodyText = text;
         record.stream = json.stream === true;
         if (route === 'chat') await handleChat(ctx, json);
         else if (route === 'responses') await handleResponses(ctx, json);
@@ -272,6 +272,14 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
   }
 
   return server;
+}
+
+/**
+ * A body for the audit row: as it is (the audit thread cuts it to 64 KiB and scrubs it), unless it is so
+ * large that carrying it to that thread, and to the row's listeners, would cost more than cutting it here.
+ */
+function boundedBody(text: string | null): string | null {
+  return text !== null && text.length > 4 * MAX_BODY_BYTES ? truncateBody(text) : text;
 }
 
 /** The protocol a client speaks: its route's, else Anthropic when it sends Anthropic's headers, else OpenAI. */

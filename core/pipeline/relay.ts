@@ -25,6 +25,8 @@ export class Relay {
   usage: Usage | null = null;
   upstreamUsage: Record<string, unknown> | null = null;
   private started = false;
+  /** What the frames of the current upstream read rendered: written in one go by `flush()` (one write per read, not per event). */
+  private out = '';
   private lastWrite = Date.now();
   private timer: NodeJS.Timeout | null = null;
   private readonly ctx: RequestContext;
@@ -42,7 +44,30 @@ export class Relay {
     }
   }
 
-  async handle(f: Frame): Promise<void> {
+  /** Renders the frames of one upstream read and writes them to the client in one write. */
+  async handleAll(frames: readonly Frame[]): Promise<void> {
+    for (const f of frames) this.handle(f);
+    // After the upstream's end, what is held goes out with the closing text, in `endWith`.
+    if (!this.done || this.failed) await this.flush();
+  }
+
+  /** Writes what the frames handled so far rendered (nothing when they rendered nothing). */
+  async flush(): Promise<void> {
+    if (this.out === '') return;
+    const s = this.out;
+    this.out = '';
+    await this.write(s);
+  }
+
+  /** Ends the response with what is held and the protocol's closing text, in one write. */
+  endWith(closing: string): void {
+    if (this.res.destroyed) throw new ClientGone();
+    const text = this.out + closing;
+    this.out = '';
+    this.res.end(text);
+  }
+
+  handle(f: Frame): void {
     if (this.done) return;
     switch (f.kind) {
       case 'event': {
@@ -55,14 +80,13 @@ export class Relay {
         else if (e.type === 'tool-call-start') this.text += e.name;
         else if (e.type === 'tool-call-delta') this.text += e.argumentsDelta;
         this.firstToken(e.type !== 'ping');
-        const out = this.renderer.event(e);
-        if (out !== '') await this.write(out);
+        this.out += this.renderer.event(e);
         return;
       }
       case 'raw':
         this.firstToken(f.good);
         this.text += f.text;
-        await this.write(this.renderer.raw ? this.renderer.raw(f.data, f.event) : `${f.event ? `event: ${f.event}\n` : ''}data: ${f.data}\n\n`);
+        this.out += this.renderer.raw ? this.renderer.raw(f.data, f.event) : `${f.event ? `event: ${f.event}\n` : ''}data: ${f.data}\n\n`;
         return;
       case 'usage':
         this.usage = f.usage;
@@ -99,7 +123,9 @@ export class Relay {
     this.stop();
     this.ctx.record.outcome = { status, errorType, errorMessage: message };
     this.ctx.record.responseBody = this.text;
-    if (!this.res.destroyed) this.res.end(text);
+    const before = this.out;
+    this.out = '';
+    if (!this.res.destroyed) this.res.end(before + text);
   }
 
   private firstToken(good: boolean): void {

@@ -91,7 +91,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   let frames = stream.pending;
   try {
     for (;;) {
-      for (const f of frames) await relay.handle(f);
+      await relay.handleAll(frames);
       if (relay.done) break;
       let r: IteratorResult<Buffer>;
       try {
@@ -106,7 +106,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
         frames = [];
         for (const ev of stream.parser.end()) frames.push(...stream.decoder.push(ev));
         frames.push(...stream.decoder.finish());
-        for (const f of frames) await relay.handle(f);
+        await relay.handleAll(frames);
         if (!relay.done) relay.fail(midStreamError(false, `The provider ${candidate.provider} closed the stream early.`));
         break;
       }
@@ -144,8 +144,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
   // Clamped counts (impossible ones the upstream sent) are the gateway's: the client sees those, not the upstream's.
   const closing = renderer.end({ usage: settled, costUsd: record.priced.costUsd, estimated: settled.estimated || settled.clamped === true, ...(relay.upstreamUsage ? { upstreamUsage: relay.upstreamUsage } : {}) });
-  if (closing !== '') await relay.write(closing);
-  res.end();
+  relay.endWith(closing);
   record.responseBody = relay.text;
 }
 

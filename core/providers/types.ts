@@ -55,6 +55,8 @@ export interface CallContext {
   stream: boolean;
   /** Client headers this upstream must see (e.g. `anthropic-beta` for an Anthropic provider). */
   forwardHeaders?: Record<string, string>;
+  /** The client's own JSON text of the body, sent as-is (no re-serialising) when none of the adapter's rewrites apply. */
+  bodyText?: string;
 }
 
 /** A non-stream result: an OpenAI `chat.completion` object (usage included when known). */

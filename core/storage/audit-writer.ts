@@ -4,6 +4,7 @@
  * stop calls `close()`, which writes everything; a crash loses at most one interval of rows.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { scrubSecrets } from '../gateway/scrub.ts';
 import type { Database } from './db.ts';
 import { Retention } from './retention.ts';
 import type { RetentionOptions } from './retention.ts';
@@ -47,9 +48,15 @@ export interface CallRow {
    * `CallAttempt`). Serialised by the caller; stored as given.
    */
   attemptsJson: string;
-  /** Already redacted by the caller; capped to `maxBodyBytes` here. */
+  /** Already redacted by the caller (unless `bodySecrets` is set); capped to `maxBodyBytes` here. */
   requestBody: string | null;
   responseBody: string | null;
+  /**
+   * Set when the bodies come raw: the writer cuts them to `MAX_BODY_BYTES`, removes these secrets and
+   * key-shaped text from them, and caps them. Scrubbing a 100 KB prompt cost ~300 µs; done here, it runs
+   * on the audit thread, not the request thread. Never stored, never shown.
+   */
+  bodySecrets?: string[];
   /** The client's `user-agent` header, when sent. */
   userAgent?: string | null;
   /** Claude Code's `x-claude-code-session-id`, when sent. */
@@ -295,13 +302,19 @@ export class AuditWriter {
       ttft_ms: row.ttftMs == null ? null : int(row.ttftMs),
       attempts: int(row.attempts),
       attempts_json: typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
-      request_body: truncateBody(row.requestBody, this.maxBodyBytes),
-      response_body: truncateBody(row.responseBody, this.maxBodyBytes),
+      request_body: truncateBody(rawBody(row.requestBody, row.bodySecrets), this.maxBodyBytes),
+      response_body: truncateBody(rawBody(row.responseBody, row.bodySecrets), this.maxBodyBytes),
       user_agent: typeof row.userAgent === 'string' ? row.userAgent.slice(0, 512) : null,
       session_id: typeof row.sessionId === 'string' ? row.sessionId.slice(0, 200) : null,
       replayed: row.replayed === true ? 1 : 0,
     };
   }
+}
+
+/** A raw body (see `CallRow.bodySecrets`) made fit to store: cut first (the row keeps 64 KiB at most), then scrubbed. Every audit sink applies it. */
+export function rawBody(body: string | null, secrets: string[] | undefined): string | null {
+  if (body === null || secrets === undefined) return body;
+  return scrubSecrets(body.length > MAX_BODY_BYTES ? (truncateBody(body) ?? '') : body, secrets);
 }
 
 /**

@@ -30,9 +30,11 @@ export class SseParser {
   }
 
   private drain(): SseEvent[] {
+    const buf = this.buffer;
+    // Almost every stream ends its lines with LF only: then lines are found by indexOf, not char by char.
+    if (buf.indexOf('\r') === -1) return this.drainLf(buf);
     const events: SseEvent[] = [];
     let start = 0;
-    const buf = this.buffer;
     for (let i = 0; i < buf.length; i++) {
       const c = buf.charCodeAt(i);
       if (c !== 10 && c !== 13) continue;
@@ -49,6 +51,22 @@ export class SseParser {
       }
     }
     this.buffer = buf.slice(start);
+    return events;
+  }
+
+  private drainLf(buf: string): SseEvent[] {
+    const events: SseEvent[] = [];
+    let start = 0;
+    for (let i = buf.indexOf('\n'); i !== -1; i = buf.indexOf('\n', start)) {
+      if (i === start) {
+        const ev = this.dispatch();
+        if (ev) events.push(ev);
+      } else {
+        this.line(buf.slice(start, i));
+      }
+      start = i + 1;
+    }
+    this.buffer = start === 0 ? buf : buf.slice(start);
     return events;
   }
 

@@ -88,3 +88,16 @@ it('flushAsync() makes every recorded row visible while this thread keeps turnin
   // The writer needed time for 2000 rows with 64 KiB bodies; the wait did not hold this thread meanwhile.
   expect(ticks).toBeGreaterThan(0);
 });
+
+it('raw bodies (bodySecrets set) are cut and scrubbed on the worker: the secrets and key-shaped text never reach the table', () => {
+  const secret = 'upstream-secret-abcdef123456';
+  const keyShaped = `sk-${'A'.repeat(40)}`;
+  const big = `${'y'.repeat(80 * 1024)} ${secret}`;
+  store.audit.record({ ...row(), id: 'req_rawbodies0000000001', requestBody: `{"content":"use ${secret} and ${keyShaped}"}`, responseBody: big, bodySecrets: [secret] });
+  store.audit.flush();
+  const stored = store.db.prepare('SELECT request_body AS q, response_body AS r FROM calls WHERE id = ?').get('req_rawbodies0000000001') as { q: string; r: string };
+  expect(stored.q).toBe('{"content":"use [redacted] and [redacted]"}');
+  expect(stored.r).not.toContain(secret);
+  expect(stored.r).toMatch(/…\[truncated \d+ bytes\]$/);
+  expect(Buffer.byteLength(stored.r)).toBeLessThanOrEqual(64 * 1024);
+});

@@ -10,9 +10,9 @@ import type { AnthropicUsage } from '../../providers/anthropic/wire.ts';
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export function anthropicPassthroughCodec(req: CallRequest): UpstreamCodec {
+export function anthropicPassthroughCodec(req: CallRequest, bodyText?: string): UpstreamCodec {
   return {
-    request: (ctx) => anthropicPassthroughRequest(req.raw, req.forwardHeaders, ctx),
+    request: (ctx) => anthropicPassthroughRequest(req.raw, req.forwardHeaders, bodyText === undefined ? ctx : { ...ctx, bodyText }),
     decode(json, text) {
       const body = isObj(json) ? json : {};
       const blocks = Array.isArray(body.content) ? body.content.filter(isObj) : [];
@@ -28,5 +28,5 @@ export function anthropicPassthroughCodec(req: CallRequest): UpstreamCodec {
   };
 }
 
-export const anthropicCodecFor = (req: CallRequest) => (c: Candidate): UpstreamCodec =>
-  c.runtime.adapter.protocol === 'anthropic-messages' ? anthropicPassthroughCodec(req) : neutralCodec(c, req);
+export const anthropicCodecFor = (req: CallRequest, bodyText?: string) => (c: Candidate): UpstreamCodec =>
+  c.runtime.adapter.protocol === 'anthropic-messages' ? anthropicPassthroughCodec(req, bodyText) : neutralCodec(c, req);

@@ -22,7 +22,7 @@ export async function handleMessages(ctx: RequestContext, raw: Record<string, un
   await runCall(ctx, {
     frontEnd: anthropicMessagesFrontEnd,
     request,
-    codecFor: anthropicCodecFor(request),
+    codecFor: anthropicCodecFor(request, ctx.bodyText),
     promptTokens,
     estimate: async (text): Promise<Usage> => {
       const [inputTokens, outputTokens] = await Promise.all([promptTokens.exact(), countTokensExact(text)]);

@@ -6,6 +6,7 @@
 import { toOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import { stringifyWithCost } from '../../pricing/cost.ts';
+import { spliceUsageCost } from './cost-splice.ts';
 import type { UpstreamCodec } from '../../pipeline/codec.ts';
 import { neutralCodec } from '../../pipeline/codec.ts';
 import type { CallRequest } from '../../pipeline/call-model.ts';
@@ -51,7 +52,7 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
   const adapter = c.runtime.adapter;
   return {
     request,
-    decode(json, _text, ctx) {
+    decode(json, text, ctx) {
       const result = adapter.chatResponse(json, ctx);
       return {
         kind: 'native',
@@ -62,6 +63,11 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
           const body = result.body;
           if (!result.usage && end.usage) body.usage = toOpenAIUsage(end.usage);
           const u = body.usage && typeof body.usage === 'object' ? (body.usage as Record<string, unknown>) : null;
+          // The upstream's body unchanged by the adapter: its own text goes out, with `cost` spliced into `usage`.
+          if (body === json && result.usage && u && end.costUsd !== null) {
+            const spliced = spliceUsageCost(text, u, end.costUsd);
+            if (spliced !== null) return spliced;
+          }
           return stringifyWithCost(body, u, end.costUsd);
         },
       };
@@ -70,10 +76,10 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
   };
 }
 
-export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>, req?: CallRequest) => (c: Candidate): UpstreamCodec =>
+export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>, req?: CallRequest, bodyText?: string) => (c: Candidate): UpstreamCodec =>
   req && c.runtime.adapter.protocol === 'anthropic-messages'
     ? neutralCodec(c, req)
-    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, { ...ctx, forwardHeaders }), chatCompletionText);
+    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, bodyText === undefined ? { ...ctx, forwardHeaders } : { ...ctx, forwardHeaders, bodyText }), chatCompletionText);
 
 export function chatCompletionText(body: Record<string, unknown>): string {
   const choices = body.choices;

@@ -38,7 +38,8 @@ function parts(content: unknown): ContentPart[] {
 
 const texts = (content: unknown): TextPart[] => parts(content).filter((p): p is TextPart => p.type === 'text');
 
-export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders): CallRequest {
+/** The conversation and tools in the call model: only a translated call (an Anthropic upstream) reads them. */
+function conversation(body: ChatRequest): Pick<CallRequest, 'system' | 'messages' | 'tools'> {
   const system: TextPart[] = [];
   const messages: CallMessage[] = [];
   for (const m of body.messages) {
@@ -68,14 +69,21 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
       ...(typeof fn.strict === 'boolean' ? { strict: fn.strict } : {}),
     });
   }
+  return { system, messages, tools };
+}
+
+export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders): CallRequest {
   const tc = body.tool_choice;
   let toolChoice: CallRequest['toolChoice'] =
     tc === 'auto' || tc === 'none' || tc === 'required' ? { type: tc } : isObj(tc) && isObj(tc.function) && typeof tc.function.name === 'string' ? { type: 'tool', name: tc.function.name } : undefined;
+  // `allowed_tools` is checked (a 400 for a name no tool declares) and applied now: the conversation is built at once.
+  let built: Pick<CallRequest, 'system' | 'messages' | 'tools'> | null = null;
   if (isObj(tc) && tc.type === 'allowed_tools') {
+    built = conversation(body);
     const at = isObj(tc.allowed_tools) ? tc.allowed_tools : {};
     const names = (Array.isArray(at.tools) ? at.tools : []).flatMap((x) => (isObj(x) && isObj(x.function) && typeof x.function.name === 'string' ? [x.function.name] : []));
-    const narrowed = narrowToAllowed(tools, names, at.mode, 'tool_choice.allowed_tools');
-    tools.splice(0, tools.length, ...narrowed.tools);
+    const narrowed = narrowToAllowed(built.tools, names, at.mode, 'tool_choice.allowed_tools');
+    built.tools.splice(0, built.tools.length, ...narrowed.tools);
     toolChoice = narrowed.toolChoice;
   }
   const max = body.max_completion_tokens ?? body.max_tokens;
@@ -86,12 +94,9 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
   const beta = headers['anthropic-beta'];
   if (typeof beta === 'string') forwardHeaders['anthropic-beta'] = beta;
   const effort = body.reasoning_effort;
-  return {
+  const request: Omit<CallRequest, 'system' | 'messages' | 'tools'> = {
     inbound: 'openai-chat',
     model: body.model,
-    system,
-    messages,
-    tools,
     ...(toolChoice ? { toolChoice } : {}),
     ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
     maxOutputTokens: typeof max === 'number' && max > 0 ? max : null,
@@ -112,4 +117,23 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
     forwardHeaders,
     raw: body,
   };
+  return withLazyConversation(request, body, built);
+}
+
+/**
+ * The request with `system`, `messages` and `tools` built on first read: the pass-through to an
+ * OpenAI-protocol upstream (the common case) sends the client's body and never reads them.
+ */
+function withLazyConversation(request: Omit<CallRequest, 'system' | 'messages' | 'tools'>, body: ChatRequest, prebuilt: Pick<CallRequest, 'system' | 'messages' | 'tools'> | null): CallRequest {
+  let built = prebuilt;
+  const get = () => (built ??= conversation(body));
+  const lazy = <K extends 'system' | 'messages' | 'tools'>(k: K): PropertyDescriptor => ({
+    enumerable: true,
+    configurable: true,
+    get: () => get()[k],
+    set(v: CallRequest[K]) {
+      Object.defineProperty(request, k, { value: v, writable: true, enumerable: true, configurable: true });
+    },
+  });
+  return Object.defineProperties(request, { system: lazy('system'), messages: lazy('messages'), tools: lazy('tools') }) as CallRequest;
 }

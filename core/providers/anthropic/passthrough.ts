@@ -10,6 +10,7 @@ import { streamErrorFailure } from './errors.ts';
 import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
 import type { AnthropicUsage } from './wire.ts';
 import { anthropicBase, anthropicHeaders } from './request.ts';
+import { STRING_BODY, decodeStringBody } from '../plain-json-string.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -41,15 +42,26 @@ export function forwardedAnthropicHeaders(headers: Record<string, string | strin
 }
 
 export function anthropicPassthroughRequest(raw: Record<string, unknown>, forward: Record<string, string>, ctx: CallContext, path = '/v1/messages'): UpstreamRequest {
-  const body: Obj = { ...raw, model: ctx.model };
-  if ('messages' in raw) body.messages = withoutForeignThinking(raw.messages);
+  const messages = 'messages' in raw ? withoutForeignThinking(raw.messages) : undefined;
+  // Nothing to rewrite (same model, no foreign thinking): the client's own bytes go, not a re-serialisation.
+  const asSent = ctx.bodyText !== undefined && raw.model === ctx.model && messages === raw.messages;
+  let text: string;
+  if (asSent) text = ctx.bodyText as string;
+  else {
+    const body: Obj = { ...raw, model: ctx.model };
+    if ('messages' in raw) body.messages = messages;
+    text = JSON.stringify(body);
+  }
   return {
     method: 'POST',
     url: `${anthropicBase(ctx.provider.baseUrl)}${path}`,
     headers: { ...anthropicHeaders(ctx.apiKey, true), ...forward, ...(ctx.apiKey !== null ? { 'x-api-key': ctx.apiKey } : {}) },
-    body: JSON.stringify(body),
+    body: text,
   };
 }
+
+/** A text or tool-input delta as Anthropic writes it (nothing else in the event). */
+const PLAIN_DELTA = new RegExp(`^\\{"type":"content_block_delta","index":\\d+,"delta":\\{"type":"(?:text_delta","text|input_json_delta","partial_json)":"${STRING_BODY}"\\}\\}$`);
 
 /** Relays Anthropic's events as they are; reads usage from `message_start` and `message_delta`. */
 export class AnthropicPassthroughDecoder implements FrameDecoder {
@@ -82,7 +94,11 @@ export class AnthropicPassthroughDecoder implements FrameDecoder {
     }
     if (name === 'content_block_delta') {
       let text = '';
-      if (ev.data.includes('"text_delta"') || ev.data.includes('"input_json_delta"')) {
+      // The usual delta, matched whole, has its text read without a parse.
+      const m = PLAIN_DELTA.exec(ev.data);
+      const plain = m === null ? undefined : decodeStringBody(m[1]);
+      if (plain !== undefined) text = plain;
+      else if (ev.data.includes('"text_delta"') || ev.data.includes('"input_json_delta"')) {
         try {
           const d = (JSON.parse(ev.data) as Obj).delta as Obj;
           text = typeof d?.text === 'string' ? d.text : typeof d?.partial_json === 'string' ? d.partial_json : '';

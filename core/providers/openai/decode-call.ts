@@ -7,6 +7,7 @@ import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import type { CallEvent, CallResult, ContentPart, FinishReason, OpaqueData } from '../../pipeline/call-model.ts';
 import type { Frame, FrameDecoder, SseEvent } from '../types.ts';
+import { plainChunk } from './chunk-text.ts';
 import { failureFromErrorObject } from './errors.ts';
 import { thoughtSignatureOf } from '../gemini/tool-ids.ts';
 
@@ -92,6 +93,16 @@ export class OpenAIFrameDecoder implements FrameDecoder {
   push(ev: SseEvent): Frame[] {
     if (this.ended) return [];
     if (ev.data === '[DONE]') return this.complete();
+    // A plain content chunk of a started stream (one choice, no finish, no usage): its text, without a parse.
+    const st0 = this.started ? this.choices.get(0) : undefined;
+    const plain = st0 !== undefined ? plainChunk(ev.data) : undefined;
+    if (st0 !== undefined && plain !== undefined && !plain.finishes) {
+      if (plain.text === '') return [];
+      const out: Frame[] = [];
+      this.switchTo(st0, 'text', 0, (event) => out.push({ kind: 'event', event }));
+      out.push({ kind: 'event', event: { type: 'text-delta', choice: 0, text: plain.text } });
+      return out;
+    }
     let chunk: unknown;
     try {
       chunk = JSON.parse(ev.data);

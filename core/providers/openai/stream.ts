@@ -6,6 +6,7 @@
 import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import type { StreamPiece, StreamTranslator, SseEvent } from '../types.ts';
+import { plainChunk } from './chunk-text.ts';
 import { failureFromErrorObject } from './errors.ts';
 
 interface ChunkShape {
@@ -44,6 +45,10 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     if (this.ended) return [];
     const data = ev.data;
     if (data === '[DONE]') return this.complete();
+    // The common chunk (no usage, no error) is relayed as sent: only its text is read, without a parse.
+    // With usage asked for, OpenAI ends each such chunk with `"usage":null`: cut as text (below), the same.
+    const plain = plainChunk(data);
+    if (plain !== undefined) return [{ kind: 'chunk', json: plain.json, text: plain.text }];
     let chunk: ChunkShape;
     try {
       chunk = JSON.parse(data) as ChunkShape;

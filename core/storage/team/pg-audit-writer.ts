@@ -5,7 +5,7 @@
  * Every instance writes into the same `calls` table.
  */
 import type { AuditWriterOptions, AuditWriterStats, CallRow, CallRowListener } from '../audit-writer.ts';
-import { MAX_BODY_BYTES, truncateBody } from '../audit-writer.ts';
+import { MAX_BODY_BYTES, rawBody, truncateBody } from '../audit-writer.ts';
 import type { AuditSink } from '../threaded-audit-writer.ts';
 import { inTransaction, type Pool } from './pg-pool.ts';
 
@@ -133,7 +133,7 @@ function rowValues(r: CallRow): Value[] {
     r.id, r.time, r.keyId, r.keyName, r.endpoint, r.modelRequested, r.model, r.provider, r.status, r.errorType,
     r.errorMessage?.replaceAll('\u0000', '\uFFFD') ?? null, r.stream ? 1 : 0, r.inputTokens, r.outputTokens, r.cachedTokens, r.cacheWriteTokens, r.reasoningTokens,
     finiteOrNull(r.costUsd), r.pricing, r.priceVersion, Math.round(r.latencyMs), r.ttftMs === null ? null : Math.round(r.ttftMs), r.attempts, r.attemptsJson,
-    cap(r.requestBody), cap(r.responseBody), r.userAgent ?? null, r.sessionId ?? null, r.replayed ? 1 : 0,
+    cap(rawBody(r.requestBody, r.bodySecrets)), cap(rawBody(r.responseBody, r.bodySecrets)), r.userAgent ?? null, r.sessionId ?? null, r.replayed ? 1 : 0,
   ];
 }
 

@@ -1,0 +1,38 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { bufferedLines } from '../../cli/buffered-lines.ts';
+
+function sink(): { stream: Writable; writes: string[] } {
+  const writes: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      writes.push(chunk.toString());
+      cb();
+    },
+  });
+  return { stream, writes };
+}
+
+describe('bufferedLines', () => {
+  it('writes the lines of a burst in one write, in order', async () => {
+    const { stream, writes } = sink();
+    const w = bufferedLines(stream);
+    w.line('a');
+    w.line('b');
+    w.line('c');
+    expect(writes).toEqual([]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(writes).toEqual(['a\nb\nc\n']);
+  });
+
+  it('flush() writes what is held at once, and nothing twice', async () => {
+    const { stream, writes } = sink();
+    const w = bufferedLines(stream);
+    w.line('x');
+    w.flush();
+    expect(writes).toEqual(['x\n']);
+    await new Promise((r) => setTimeout(r, 50));
+    w.flush();
+    expect(writes).toEqual(['x\n']);
+  });
+});
