@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startCli, tempHome } from '../support/cli.ts';
 import type { RunningCli } from '../support/cli.ts';
+import { shellOver } from './shell.ts';
 import type { Shell } from './shell.ts';
 
 const shells: Shell[] = [];
@@ -131,43 +132,8 @@ function environ(pid: number): string[] {
 
 /** shell.ts's interface over a shell that runs the line as a terminal does (startShell `exec`s it, which would hide a launcher that does not). */
 function wrap(child: ReturnType<typeof spawn>, line: string): Shell {
-  let stdout = '';
-  let stderr = '';
-  let done = false;
-  const exited = new Promise<{ code: number | null }>((resolve) =>
-    child.once('exit', (code) => {
-      done = true;
-      resolve({ code });
-    }),
-  );
-  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  return {
-    get stdout() {
-      return stdout;
-    },
-    get stderr() {
-      return stderr;
-    },
-    exited,
-    async waitFor(re, where = 'stdout', timeoutMs = 60_000) {
-      const until = Date.now() + timeoutMs;
-      for (;;) {
-        const m = re.exec(where === 'stdout' ? stdout : stderr);
-        if (m) return m;
-        if (done || Date.now() > until) throw new Error(`${line}: no ${re} in ${where} (${done ? 'it exited' : 'timed out'}); stdout: ${stdout}; stderr: ${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-    async stop() {
-      if (!done) {
-        // Ctrl-C in a terminal signals the foreground process group: here, the gateway below the shell.
-        for (const p of processTree(child.pid as number).slice(1)) process.kill(p, 'SIGINT');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        await exited;
-        clearTimeout(timer);
-      }
-      return exited;
-    },
-  };
+  // Ctrl-C in a terminal signals the foreground process group: here, the gateway below the shell.
+  return shellOver(child, line, () => {
+    for (const p of processTree(child.pid as number).slice(1)) process.kill(p, 'SIGINT');
+  });
 }

@@ -3,6 +3,7 @@
  * the signal `stop()` sends reaches the command itself, as Ctrl-C would.
  */
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 
 export interface Shell {
   readonly stdout: string;
@@ -16,6 +17,11 @@ export interface Shell {
 
 export function startShell(line: string, env: NodeJS.ProcessEnv, cwd: string): Shell {
   const child = spawn('bash', ['-c', `exec ${line}`], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  return shellOver(child, line, () => child.kill('SIGTERM'));
+}
+
+/** The Shell interface over a running child; `signal` is how `stop()` asks it to stop. */
+export function shellOver(child: ChildProcess, line: string, signal: () => void): Shell {
   let stdout = '';
   let stderr = '';
   let done = false;
@@ -25,8 +31,8 @@ export function startShell(line: string, env: NodeJS.ProcessEnv, cwd: string): S
       resolve({ code });
     }),
   );
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   return {
     get stdout() {
       return stdout;
@@ -46,7 +52,7 @@ export function startShell(line: string, env: NodeJS.ProcessEnv, cwd: string): S
     },
     async stop() {
       if (!done) {
-        child.kill('SIGTERM');
+        signal();
         const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
         await exited;
         clearTimeout(timer);
