@@ -18,7 +18,7 @@ import { admitReplay } from '../gateway/admission.ts';
 import { authenticate, bearerToken } from '../gateway/auth.ts';
 import { CallRecord } from '../gateway/call-record.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
-import { SHUTDOWN_MESSAGE } from '../gateway/inflight.ts';
+import { cutByShutdown, refusedWhileDraining } from '../gateway/inflight.ts';
 import type { InflightCalls } from '../gateway/inflight.ts';
 import type { RequestContext } from '../gateway/request-context.ts';
 import { readBody } from '../gateway/read-body.ts';
@@ -60,9 +60,6 @@ type CassetteLayer = (req: IncomingMessage, res: ServerResponse, call: EdgeCall,
  * states of a key or of the machine (401, 402, 403, 413, 429, 5xx) are not facts about the request.
  */
 const recordable = (status: number): boolean => status < 400 || status === 400 || status === 404 || status === 422;
-
-const shuttingDown = (): GatewayError =>
-  new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: 'The gateway is shutting down; retry in a moment.' });
 
 export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => void, inflight?: InflightCalls): CassetteLayer {
   const gatewayWide: CassetteConfig | null = deps.settings.cassettes ?? null;
@@ -123,7 +120,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     try {
       if (inflight?.draining) {
         res.setHeader('connection', 'close');
-        throw shuttingDown();
+        throw refusedWhileDraining();
       }
       const admitted = admitReplay(ctx, canonical.model, record.model);
       release = admitted instanceof Promise ? await admitted : admitted;
@@ -132,7 +129,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
       if (!complete) {
         // Cut by a stopping gateway, or the client left: an unfinished replay is recorded as such and costs nothing.
         if (!res.writableEnded && !res.destroyed) res.end();
-        const ge = ctx.cut ? new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: SHUTDOWN_MESSAGE }) : null;
+        const ge = ctx.cut ? cutByShutdown() : null;
         emit(row(record, ge ? 503 : 499, ge, ge ? { replayed: true, stream: canonical.stream } : { errorType: 'client_closed', errorMessage: 'The client closed the connection before the response was complete.', replayed: true, stream: canonical.stream }));
         return;
       }

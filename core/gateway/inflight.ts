@@ -2,10 +2,18 @@
  * The model calls in flight, so a graceful stop can let them finish (drain), cut those still running
  * at the end of its grace period, and close the store only once every call has written its audit row.
  */
+import { GatewayError } from '../errors.ts';
 import type { RequestContext } from './request-context.ts';
 
 /** Why a call was cut: the gateway is stopping. Handlers see an aborted request; the server answers with this. */
 export const SHUTDOWN_MESSAGE = 'The gateway is shutting down and cut this call before it finished; retry it once the gateway is back.';
+
+/** A new call refused because a stop began. */
+export const refusedWhileDraining = (): GatewayError =>
+  new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: 'The gateway is shutting down; retry in a moment.' });
+
+/** A call in flight cut by a stopping gateway. */
+export const cutByShutdown = (): GatewayError => new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: SHUTDOWN_MESSAGE });
 
 export class InflightCalls {
   readonly #calls = new Set<RequestContext>();

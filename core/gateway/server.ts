@@ -23,7 +23,7 @@ import { handleEmbeddings } from './embeddings-handler.ts';
 import { handleAudio } from './audio-handler.ts';
 import { handleCompletions } from './completions-handler.ts';
 import { handleImages } from './images-handler.ts';
-import { SHUTDOWN_MESSAGE } from './inflight.ts';
+import { refusedWhileDraining, SHUTDOWN_MESSAGE } from './inflight.ts';
 import type { InflightCalls } from './inflight.ts';
 import { handleGetModel, handleListModels } from './models-handler.ts';
 import { readBody, readJsonObject } from './read-body.ts';
@@ -184,7 +184,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     try {
       if (hooks.inflight?.draining) {
         res.setHeader('connection', 'close');
-        throw new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: 'The gateway is shutting down; retry in a moment.' });
+        throw refusedWhileDraining();
       }
       const key = authenticate(req, deps.live);
       ctx.key = key instanceof Promise ? await key : key;
