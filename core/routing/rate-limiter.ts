@@ -68,8 +68,9 @@ export class RateLimiter implements RateWindows {
     if (r === null) return;
     const e = r as TokenEntry;
     if (e.n === 0) return;
+    // An entry still counts (n > 0) only while its window holds it: pruning and reset zero it.
     const w = this.#keys.get(e.keyId);
-    if (w !== undefined && w.tokens.includes(e)) w.tokenSum = Math.max(0, w.tokenSum - e.n);
+    if (w !== undefined) w.tokenSum = Math.max(0, w.tokenSum - e.n);
     e.n = 0;
   }
 
@@ -123,8 +124,11 @@ export class RateLimiter implements RateWindows {
 
   /** Forget a key's window (deleted or rotated key), or every key's. */
   reset(keyId?: string): void {
-    if (keyId === undefined) this.#keys.clear();
-    else this.#keys.delete(keyId);
+    for (const [id, w] of this.#keys) {
+      if (keyId !== undefined && id !== keyId) continue;
+      for (const rec of w.tokens) rec.n = 0;
+      this.#keys.delete(id);
+    }
   }
 
   /** The window of a key, pruned to `now`. */
@@ -145,7 +149,11 @@ export class RateLimiter implements RateWindows {
     while (i < w.requests.length && w.requests[i] <= cutoff) i++;
     if (i > 0) w.requests.splice(0, i);
     let j = 0;
-    while (j < w.tokens.length && w.tokens[j].t <= cutoff) w.tokenSum -= w.tokens[j++].n;
+    while (j < w.tokens.length && w.tokens[j].t <= cutoff) {
+      const rec = w.tokens[j++];
+      w.tokenSum -= rec.n;
+      rec.n = 0;
+    }
     if (j > 0) w.tokens.splice(0, j);
     if (w.tokens.length === 0) w.tokenSum = 0; // no float drift once empty
   }
