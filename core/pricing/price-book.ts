@@ -259,26 +259,8 @@ function compileConstraint(c: NonNullable<ConditionalPrice['constraint']>): ((at
     const from = Date.parse(`${c.start_date}T00:00:00Z`);
     return Number.isNaN(from) ? undefined : (atMs) => atMs >= from;
   }
-  if (c.type === 'time_of_date') {
-    const start = secondOfDay(c.start_time);
-    const end = secondOfDay(c.end_time);
-    if (start === null || end === null) return undefined;
-    return (atMs) => {
-      const s = (((atMs / 1000) % 86_400) + 86_400) % 86_400;
-      // A window may wrap past midnight (22:00 → 06:00).
-      return end < start ? s >= start || s < end : s >= start && s < end;
-    };
-  }
+  // time_of_date never gets here: toResolved takes the daytime price before compiling rules.
   return undefined;
-}
-
-/** "16:30:00Z" or "00:30:00+08:00" → seconds after UTC midnight. */
-function secondOfDay(t: string): number | null {
-  const m = /^(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(Z|([+-])(\d{2}):(\d{2}))$/.exec(t);
-  if (!m) return null;
-  const local = Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]);
-  const offset = m[4] === 'Z' ? 0 : (m[5] === '+' ? 1 : -1) * (Number(m[6]) * 3600 + Number(m[7]) * 60);
-  return (((local - offset) % 86_400) + 86_400) % 86_400;
 }
 
 /**

@@ -4,9 +4,8 @@ import type { AdminTokensStore } from '../state/gateway-state.ts';
 import {
   adminTokenExists,
   adminTokenNotFound,
-  checkAdminName,
-  generateAdminToken,
   hashAdminToken,
+  newAdminToken,
   toAdminToken,
   type AdminTokenInfo,
   type AdminTokenRow,
@@ -26,13 +25,11 @@ export class AdminTokensRepo implements AdminTokensStore {
   }
 
   create(name: string): IssuedAdminToken {
-    const checked = checkAdminName(name);
-    const secret = generateAdminToken();
-    const row: AdminTokenRow = { name: checked, hash: hashAdminToken(secret), prefix: secret.slice(0, 12), created_at: Date.now(), revoked_at: null };
+    const { row, secret } = newAdminToken(name);
     try {
       this.db.prepare(`INSERT INTO admin_tokens (name, hash, prefix, created_at) VALUES (?, ?, ?, ?)`).run(row.name, row.hash, row.prefix, row.created_at);
     } catch (err) {
-      if (isUniqueViolation(err)) throw adminTokenExists(checked);
+      if (isUniqueViolation(err)) throw adminTokenExists(row.name);
       throw err;
     }
     return { token: toAdminToken(row), secret };

@@ -49,6 +49,13 @@ export function checkAdminName(name: unknown): string {
   return name;
 }
 
+/** A new token for a person: the row both stores insert and the secret to show once. */
+export function newAdminToken(name: string): { row: AdminTokenRow; secret: string } {
+  const checked = checkAdminName(name);
+  const secret = generateAdminToken();
+  return { row: { name: checked, hash: hashAdminToken(secret), prefix: secret.slice(0, 12), created_at: Date.now(), revoked_at: null }, secret };
+}
+
 export function toAdminToken(row: AdminTokenRow): AdminTokenInfo {
   return {
     name: row.name,

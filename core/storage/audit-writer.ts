@@ -165,11 +165,6 @@ export class AuditWriter {
    * Writes every queued row now, `maxBatch` rows per transaction. If the database stays locked past the
    * busy timeout, unwritten rows go back to the queue for the next try. Returns the rows written.
    */
-  /** The same as `flush` (this writer works on the caller's thread); for the `AuditSink` interface. */
-  async flushAsync(): Promise<number> {
-    return this.flush();
-  }
-
   flush(): number {
     this.clearTimers();
     let written = 0;
@@ -200,6 +195,11 @@ export class AuditWriter {
       }
     }
     return written;
+  }
+
+  /** The same as `flush` (this writer works on the caller's thread); for the `AuditSink` interface. */
+  async flushAsync(): Promise<number> {
+    return this.flush();
   }
 
   /** Applies retention now (after writing what is queued); none without retention options. */

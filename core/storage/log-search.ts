@@ -39,7 +39,8 @@ export function parseStatusFilter(raw: string): StatusFilter | null {
   return null;
 }
 
-function statusClause(status: StatusFilter): string {
+/** The SQL condition for a status filter; the same text in SQLite and PostgreSQL. */
+export function statusClause(status: StatusFilter): string {
   if (status === 'ok') return 'status < 400';
   if (status === 'error') return 'status >= 400';
   if (typeof status === 'number') return `status = ${Math.trunc(status)}`;
@@ -49,10 +50,24 @@ function statusClause(status: StatusFilter): string {
 
 const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** The LIKE pattern for a free-text search, or null when the text is blank. */
+export function searchTextPattern(text: string | undefined): string | null {
+  if (text === undefined || text.trim() === '') return null;
+  return `%${escapeLike(text.trim().toLowerCase())}%`;
+}
+
+const SEARCH_COLUMNS = ['id', 'key_name', 'model', 'model_requested', 'provider', 'endpoint', 'error_type', 'error_message', 'CAST(status AS TEXT)'];
+
+/** The free-text condition over the searched columns, with `param` the placeholder holding the pattern. */
+export const searchTextClause = (param: string): string =>
+  `(${SEARCH_COLUMNS.map((c) => `lower(COALESCE(${c}, '')) LIKE ${param} ESCAPE '\\'`).join(' OR ')})`;
+
+export const searchLimit = (q: LogSearch): number => Math.max(0, Math.min(10_000, Math.trunc(q.limit)));
+
 /** Newest first. */
 export function searchCalls(db: Database, q: LogSearch): CallJson[] {
   const where: string[] = [];
-  const params: Record<string, string | number> = { limit: Math.max(0, Math.min(10_000, Math.trunc(q.limit))) };
+  const params: Record<string, string | number> = { limit: searchLimit(q) };
   if (q.key !== undefined) {
     where.push('key_name = @key');
     params.key = q.key;
@@ -74,13 +89,10 @@ export function searchCalls(db: Database, q: LogSearch): CallJson[] {
     where.push('time < @before');
     params.before = q.before;
   }
-  if (q.text !== undefined && q.text.trim() !== '') {
-    params.text = `%${escapeLike(q.text.trim().toLowerCase())}%`;
-    where.push(
-      `(${['id', 'key_name', 'model', 'model_requested', 'provider', 'endpoint', 'error_type', 'error_message', 'CAST(status AS TEXT)']
-        .map((c) => `lower(COALESCE(${c}, '')) LIKE @text ESCAPE '\\'`)
-        .join(' OR ')})`,
-    );
+  const text = searchTextPattern(q.text);
+  if (text !== null) {
+    params.text = text;
+    where.push(searchTextClause('@text'));
   }
   const sql = `SELECT ${SUMMARY_COLUMNS}
     FROM calls ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}

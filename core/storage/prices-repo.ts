@@ -66,18 +66,7 @@ export class PricesRepo {
 
   /** Creates or replaces the price of a model. */
   set(model: string, price: PriceInput): UserPrice {
-    if (typeof model !== 'string' || model.length === 0) {
-      throw new StorageError('invalid_input', 'a price needs a model name');
-    }
-    const row: PriceRow = {
-      model,
-      input_per_mtok: checkPrice('input', price.inputPerMtok),
-      output_per_mtok: checkPrice('output', price.outputPerMtok),
-      cache_read_per_mtok: price.cacheReadPerMtok == null ? null : checkPrice('cache read', price.cacheReadPerMtok),
-      cache_write_per_mtok: price.cacheWritePerMtok == null ? null : checkPrice('cache write', price.cacheWritePerMtok),
-      extra: price.extra && Object.keys(price.extra).length > 0 ? JSON.stringify(checkExtra(price.extra)) : null,
-      updated_at: Date.now(),
-    };
+    const row = toPriceRow(model, price);
     changeConfig(this.db, () => {
       this.db
         .prepare(
@@ -110,14 +99,14 @@ export class PricesRepo {
   }
 }
 
-export function checkPrice(label: string, value: unknown): number {
+function checkPrice(label: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new StorageError('invalid_input', `the ${label} price must be a number of USD per million tokens, 0 or more`);
   }
   return value;
 }
 
-export function checkExtra(extra: PriceExtra): PriceExtra {
+function checkExtra(extra: PriceExtra): PriceExtra {
   const out: PriceExtra = {};
   for (const [k, v] of Object.entries(extra) as Array<[keyof PriceExtra, unknown]>) {
     if (v === undefined || v === null) continue;
@@ -137,6 +126,22 @@ function parseExtra(text: string | null): PriceExtra {
   } catch {
     return {};
   }
+}
+
+/** The row a price is stored as, checked; both stores write it (SQLite here, PostgreSQL in team mode). */
+export function toPriceRow(model: string, price: PriceInput): PriceRow {
+  if (typeof model !== 'string' || model.length === 0) {
+    throw new StorageError('invalid_input', 'a price needs a model name');
+  }
+  return {
+    model,
+    input_per_mtok: checkPrice('input', price.inputPerMtok),
+    output_per_mtok: checkPrice('output', price.outputPerMtok),
+    cache_read_per_mtok: price.cacheReadPerMtok == null ? null : checkPrice('cache read', price.cacheReadPerMtok),
+    cache_write_per_mtok: price.cacheWritePerMtok == null ? null : checkPrice('cache write', price.cacheWritePerMtok),
+    extra: price.extra && Object.keys(price.extra).length > 0 ? JSON.stringify(checkExtra(price.extra)) : null,
+    updated_at: Date.now(),
+  };
 }
 
 export function toPrice(row: PriceRow): UserPrice {

@@ -3,9 +3,8 @@ import type { AdminTokensStore } from '../../state/gateway-state.ts';
 import {
   adminTokenExists,
   adminTokenNotFound,
-  checkAdminName,
-  generateAdminToken,
   hashAdminToken,
+  newAdminToken,
   toAdminToken,
   type AdminTokenInfo,
   type AdminTokenRow,
@@ -23,13 +22,11 @@ export class PgAdminTokens implements AdminTokensStore {
   }
 
   async create(name: string): Promise<IssuedAdminToken> {
-    const checked = checkAdminName(name);
-    const secret = generateAdminToken();
-    const row: AdminTokenRow = { name: checked, hash: hashAdminToken(secret), prefix: secret.slice(0, 12), created_at: Date.now(), revoked_at: null };
+    const { row, secret } = newAdminToken(name);
     try {
       await this.#pool.query(`INSERT INTO admin_tokens (name, hash, prefix, created_at) VALUES ($1, $2, $3, $4)`, [row.name, row.hash, row.prefix, row.created_at]);
     } catch (err) {
-      if ((err as { code?: string })?.code === UNIQUE_VIOLATION) throw adminTokenExists(checked);
+      if ((err as { code?: string })?.code === UNIQUE_VIOLATION) throw adminTokenExists(row.name);
       throw err;
     }
     return { token: toAdminToken(row), secret };

@@ -18,7 +18,16 @@ import {
   type UsageSummaryOptions,
   type UsageSummaryRow,
 } from '../audit-queries.ts';
-import { summarizeProviderStats, type AttemptPoint, type LogSearch, type ProviderStats, type StatusFilter } from '../log-search.ts';
+import {
+  searchLimit,
+  searchTextClause,
+  searchTextPattern,
+  statusClause,
+  summarizeProviderStats,
+  type AttemptPoint,
+  type LogSearch,
+  type ProviderStats,
+} from '../log-search.ts';
 import type { Pool } from './pg-pool.ts';
 
 const TZ = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
@@ -161,12 +170,9 @@ export class PgCallQueries implements CallQueries {
     if (q.since !== undefined) w.push(`time >= ${p.add(q.since)}`);
     if (q.until !== undefined) w.push(`time < ${p.add(q.until)}`);
     if (q.before !== undefined) w.push(`time < ${p.add(q.before)}`);
-    if (q.text !== undefined && q.text.trim() !== '') {
-      const t = p.add(`%${q.text.trim().toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      const cols = ['id', 'key_name', 'model', 'model_requested', 'provider', 'endpoint', 'error_type', 'error_message', 'CAST(status AS TEXT)'];
-      w.push(`(${cols.map((c) => `lower(COALESCE(${c}, '')) LIKE ${t} ESCAPE '\\'`).join(' OR ')})`);
-    }
-    const limit = p.add(Math.max(0, Math.min(10_000, Math.trunc(q.limit))));
+    const text = searchTextPattern(q.text);
+    if (text !== null) w.push(searchTextClause(p.add(text)));
+    const limit = p.add(searchLimit(q));
     const sql = `SELECT ${SUMMARY_COLUMNS} FROM calls ${where(w)} ORDER BY time DESC, seq DESC LIMIT ${limit}`;
     return (await this.#pool.query<CallDbRow>(sql, p.values)).rows.map((r) => callToJson(toCallSummary(r)));
   }
@@ -202,12 +208,4 @@ export class PgCallQueries implements CallQueries {
     );
     return r.rows;
   }
-}
-
-function statusClause(status: StatusFilter): string {
-  if (status === 'ok') return 'status < 400';
-  if (status === 'error') return 'status >= 400';
-  if (typeof status === 'number') return `status = ${Math.trunc(status)}`;
-  const hundreds = Number(status[0]) * 100;
-  return `status >= ${hundreds} AND status < ${hundreds + 100}`;
 }

@@ -12,7 +12,7 @@ import type { AliasesStore, KeysStore, PricesStore, ProvidersStore } from '../..
 import { checkTargets, ROUTING_STRATEGIES, toAlias, type Alias, type AliasRow, type AliasTarget, type RoutingStrategy } from '../aliases-repo.ts';
 import { StorageError } from '../db.ts';
 import { checkCassette, checkName, limitColumns, toStoredKey, type IssuedKey, type KeyPatch, type KeyRow, type NewKey, type StoredKey } from '../keys-repo.ts';
-import { checkExtra, checkPrice, toPrice, type PriceInput, type PriceRow, type UserPrice } from '../prices-repo.ts';
+import { toPrice, toPriceRow, type PriceInput, type PriceRow, type UserPrice } from '../prices-repo.ts';
 import { checkProviderName, definedOnly, toColumns, toSettings, type NewProvider, type ProviderPatch, type ProviderRow } from '../providers-repo.ts';
 import { inTransaction, type Pool, type PoolClient } from './pg-pool.ts';
 
@@ -326,16 +326,7 @@ export class PgPrices implements PricesStore {
   }
 
   async set(model: string, price: PriceInput): Promise<UserPrice> {
-    if (typeof model !== 'string' || model.length === 0) throw new StorageError('invalid_input', 'a price needs a model name');
-    const row: PriceRow = {
-      model,
-      input_per_mtok: checkPrice('input', price.inputPerMtok),
-      output_per_mtok: checkPrice('output', price.outputPerMtok),
-      cache_read_per_mtok: price.cacheReadPerMtok == null ? null : checkPrice('cache read', price.cacheReadPerMtok),
-      cache_write_per_mtok: price.cacheWritePerMtok == null ? null : checkPrice('cache write', price.cacheWritePerMtok),
-      extra: price.extra && Object.keys(price.extra).length > 0 ? JSON.stringify(checkExtra(price.extra)) : null,
-      updated_at: Date.now(),
-    };
+    const row = toPriceRow(model, price);
     await this.#w.change((c) =>
       c.query(
         `INSERT INTO prices (model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, extra, updated_at)
