@@ -72,6 +72,24 @@ describe('TPM reservations', () => {
     expect(c.headers['x-ratelimit-remaining-tokens']).toBe('0');
   });
 
+  it('a reservation released after its window was reset, or after it left the window, takes nothing off the next window', () => {
+    const clock = new ManualClock();
+    const limiter = new RateLimiter({ clock });
+    const old = limiter.check('k', { tpm: 1000 }, 600);
+    limiter.reset('k');
+    const held = limiter.check('k', { tpm: 1000 }, 700);
+    expect(held.allowed).toBe(true);
+    limiter.release(old.reservation);
+    // 700 still held in the new window: 301 does not fit, 300 does.
+    expect(limiter.check('k', { tpm: 1000 }, 301).allowed).toBe(false);
+    clock.advance(61_000);
+    const fresh = limiter.check('k', { tpm: 1000 }, 900);
+    expect(fresh.allowed).toBe(true);
+    limiter.release(held.reservation);
+    expect(limiter.check('k', { tpm: 1000 }, 101).allowed).toBe(false);
+    expect(limiter.check('k', { tpm: 1000 }, 100).allowed).toBe(true);
+  });
+
   it('a reservation above the whole limit is cut to it: the call runs alone in an empty window', () => {
     const limiter = new RateLimiter({ clock: new ManualClock() });
     const big = limiter.check('k', { tpm: 1000 }, 50_000);
