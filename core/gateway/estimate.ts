@@ -51,13 +51,19 @@ export interface PromptCount {
 /** Admission counts the prompt only for a key with a budget or a tokens-per-minute limit. */
 export const admissionCountsPrompt = (key: { budgetUsd: number | null; tpm: number | null }): boolean => key.budgetUsd != null || key.tpm != null;
 
+type PromptTexts = string | readonly string[];
+
 /**
  * A prompt's token count. An ordinary prompt is counted here, on first ask. A huge one is counted on
  * the tokenizer worker, so no other request waits behind it: when admission needs the count (`needed`:
  * a budget or TPM reservation), the call waits for it and its reservation is exact; otherwise the count
  * runs while the call is forwarded, for the estimated usage if the upstream reports none.
  */
-export async function promptTokenCounter(texts: string | readonly string[], needed: boolean): Promise<PromptCount> {
+export async function promptTokenCounter(texts: PromptTexts | (() => PromptTexts), needed: boolean): Promise<PromptCount> {
+  if (typeof texts === 'function') {
+    if (!needed) return lazyCounter(texts);
+    texts = texts();
+  }
   const list = typeof texts === 'string' ? [texts] : texts;
   const chars = totalChars(list);
   if (chars <= MAX_TOKENIZED_CHARS) {
@@ -75,6 +81,26 @@ export async function promptTokenCounter(texts: string | readonly string[], need
   const count = (() => known ?? Math.ceil(chars / 4)) as PromptCount;
   count.exact = () => pending;
   return count;
+}
+
+/**
+ * The count when admission does not need it: only an estimate (an upstream that reported no usage)
+ * asks, so the prompt's text (given as a function) is built then, not on every call.
+ */
+function lazyCounter(texts: () => PromptTexts): PromptCount {
+  let inner: Promise<PromptCount> | null = null;
+  const get = () => (inner ??= promptTokenCounter(texts(), false));
+  let memo: number | null = null;
+  // Admission asks only when it needs the count (never here); answered as the eager counter would, unwaited.
+  const count = (() => (memo ??= textTokens(texts()))) as PromptCount;
+  count.exact = async () => (await get()).exact();
+  return count;
+}
+
+function textTokens(texts: PromptTexts): number {
+  const list = typeof texts === 'string' ? [texts] : texts;
+  const chars = totalChars(list);
+  return chars > MAX_TOKENIZED_CHARS ? Math.ceil(chars / 4) : list.reduce((n, t) => n + countTokens(t), 0);
 }
 
 /** Text of the messages a chat request sends, for estimating its prompt tokens. */

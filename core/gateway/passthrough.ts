@@ -16,7 +16,7 @@ import type { Usage } from '../usage.ts';
 import type { Admission } from './admission.ts';
 import { ClientGone, runAttempts } from './attempts.ts';
 import type { AttemptOutcome, AttemptSuccess } from './attempts.ts';
-import { priceUsage } from './call-record.ts';
+import { settleUsage as settleCallUsage } from '../pipeline/settle-usage.ts';
 import { successHeaders } from './success-headers.ts';
 import type { Candidate } from './model-router.ts';
 import type { RequestContext } from './request-context.ts';
@@ -152,10 +152,11 @@ export function respondPassthrough(ctx: RequestContext, success: AttemptSuccess<
 }
 
 function settleUsage(ctx: RequestContext, candidate: Candidate, usage: Usage | null): void {
-  const { deps, record } = ctx;
-  record.usage = usage;
-  record.priced = usage ? priceUsage(deps, candidate.runtime.settings, candidate.model, usage) : { costUsd: null, pricing: 'unpriced' };
-  if (usage) deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
+  if (usage) settleCallUsage(ctx, candidate, usage);
+  else {
+    ctx.record.usage = null;
+    ctx.record.priced = { costUsd: null, pricing: 'unpriced' };
+  }
 }
 
 /**

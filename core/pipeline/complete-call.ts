@@ -3,7 +3,6 @@ import { formatUsd } from '../pricing/cost.ts';
 import type { Admission } from '../gateway/admission.ts';
 import { runAttempts } from '../gateway/attempts.ts';
 import type { AttemptOutcome } from '../gateway/attempts.ts';
-import { priceUsage } from '../gateway/call-record.ts';
 import type { Candidate } from '../gateway/model-router.ts';
 import type { RequestContext } from '../gateway/request-context.ts';
 import { clientGone } from '../gateway/request-context.ts';
@@ -13,6 +12,7 @@ import type { Usage } from '../usage.ts';
 import type { Answer, UpstreamCodec } from './codec.ts';
 import { resultText } from './codec.ts';
 import type { PipelineCall } from './pipeline-call.ts';
+import { settleUsage } from './settle-usage.ts';
 
 export async function completeCall(ctx: RequestContext, call: PipelineCall, admission: Admission, codecFor: (c: Candidate) => UpstreamCodec): Promise<void> {
   const { deps, record } = ctx;
@@ -47,12 +47,9 @@ export async function completeCall(ctx: RequestContext, call: PipelineCall, admi
     if (value.kind === 'result') value.result.usage = usage;
   }
   if (value.kind === 'native' && value.serviceTier !== undefined) usage = { ...usage, serviceTier: value.serviceTier };
-  record.usage = usage;
-  record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, record.usage ?? usage);
-  deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
+  const settled = settleUsage(ctx, candidate, usage);
   const headers = { ...successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing), ...call.frontEnd.headers?.(ctx.requestId) };
   if (record.priced.costUsd !== null) headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
-  const settled = record.usage ?? usage;
   const end = { usage: settled, costUsd: record.priced.costUsd, estimated: settled.estimated || settled.clamped === true };
   const text =
     value.kind === 'result'

@@ -13,7 +13,6 @@ import type { UpstreamResponse } from '../upstream/transport.ts';
 import type { Admission } from '../gateway/admission.ts';
 import { ClientGone, runAttempts } from '../gateway/attempts.ts';
 import type { AttemptOutcome } from '../gateway/attempts.ts';
-import { priceUsage } from '../gateway/call-record.ts';
 import type { Candidate } from '../gateway/model-router.ts';
 import type { RequestContext } from '../gateway/request-context.ts';
 import { clientGone } from '../gateway/request-context.ts';
@@ -23,6 +22,7 @@ import type { Usage } from '../usage.ts';
 import type { UpstreamCodec } from './codec.ts';
 import { Relay } from './relay.ts';
 import type { PipelineCall } from './pipeline-call.ts';
+import { settleUsage } from './settle-usage.ts';
 
 interface OpenStream {
   res: UpstreamResponse;
@@ -82,11 +82,8 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   // A stream cut short (client gone, provider failed mid-way) still used tokens: bill what was delivered,
   // from the upstream's usage when it came, else an estimate of the prompt and the text relayed so far.
   const settlePartial = async (): Promise<void> => {
-    const usage = relay.usage ?? partialUsage(stream.decoder.usageSoFar?.() ?? null, await call.estimate(relay.text));
-    record.usage = usage;
-    record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
+    settleUsage(ctx, candidate, relay.usage ?? partialUsage(stream.decoder.usageSoFar?.() ?? null, await call.estimate(relay.text)));
     record.responseBody = relay.text;
-    deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
   };
   let frames = stream.pending;
   try {
@@ -138,10 +135,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   let usage = relay.usage ?? (await call.estimate(relay.text));
   const tier = relay.upstreamUsage?.service_tier;
   if (typeof tier === 'string') usage = { ...usage, serviceTier: tier };
-  record.usage = usage;
-  const settled = record.usage ?? usage;
-  record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, settled);
-  deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
+  const settled = settleUsage(ctx, candidate, usage);
   // Clamped counts (impossible ones the upstream sent) are the gateway's: the client sees those, not the upstream's.
   const closing = renderer.end({ usage: settled, costUsd: record.priced.costUsd, estimated: settled.estimated || settled.clamped === true, ...(relay.upstreamUsage ? { upstreamUsage: relay.upstreamUsage } : {}) });
   relay.endWith(closing);

@@ -18,7 +18,7 @@ import { countTokensSchema } from './schema.ts';
 
 export async function handleMessages(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const request = anthropicMessagesFrontEnd.parse(raw, ctx.req.headers);
-  const promptTokens = await promptTokenCounter(promptText(request), admissionCountsPrompt(ctx.key));
+  const promptTokens = await promptTokenCounter(() => promptText(request), admissionCountsPrompt(ctx.key));
   await runCall(ctx, {
     frontEnd: anthropicMessagesFrontEnd,
     request,

@@ -9,7 +9,7 @@ import { openAIChatFrontEnd } from './front-end.ts';
 export async function handleChat(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const request = openAIChatFrontEnd.parse(raw, ctx.req.headers);
   const body = request.raw as ChatRequest;
-  const promptTokens = await promptTokenCounter(chatPromptText(body.messages), admissionCountsPrompt(ctx.key));
+  const promptTokens = await promptTokenCounter(() => chatPromptText(body.messages), admissionCountsPrompt(ctx.key));
   await runCall(ctx, {
     frontEnd: openAIChatFrontEnd,
     request,

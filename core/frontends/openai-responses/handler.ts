@@ -33,7 +33,6 @@ const isNative = (c: Candidate): boolean => servesResponsesNatively(c.runtime.se
 
 export async function handleResponses(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const request = responsesFrontEnd.parse(raw, ctx.req.headers);
-  const promptText = responsesPromptText(request);
   let dropped: string[] = [];
   let refusal: GatewayError | null = null;
   try {
@@ -42,7 +41,7 @@ export async function handleResponses(ctx: RequestContext, raw: Record<string, u
     refusal = err as GatewayError;
   }
   const headers: Record<string, string> = {};
-  const promptTokens = await promptTokenCounter(promptText, admissionCountsPrompt(ctx.key));
+  const promptTokens = await promptTokenCounter(() => responsesPromptText(request), admissionCountsPrompt(ctx.key));
   await runCall(ctx, {
     frontEnd: responsesFrontEndFor(request, headers),
     request,

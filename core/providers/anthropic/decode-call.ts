@@ -6,7 +6,7 @@ import type { CallEvent, CallResult, ContentPart, FinishReason } from '../../pip
 import type { Frame, FrameDecoder, SseEvent } from '../types.ts';
 import type { Usage } from '../../usage.ts';
 import { streamErrorFailure } from './errors.ts';
-import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
+import { AnthropicUsageTally, fromAnthropicUsage } from './usage.ts';
 import type { AnthropicUsage } from './wire.ts';
 
 type Obj = Record<string, unknown>;
@@ -53,8 +53,7 @@ type BlockKind = 'text' | 'thinking' | 'redacted' | 'tool' | 'other';
 
 /** Anthropic's named events → neutral events. Tool calls are numbered 0, 1, … in arrival order. */
 export class AnthropicFrameDecoder implements FrameDecoder {
-  private usage: AnthropicUsage = {};
-  private sawUsage = false;
+  private readonly usage = new AnthropicUsageTally();
   private done = false;
   private finished = false;
   private readonly blocks = new Map<number, { kind: BlockKind; tool?: number }>();
@@ -82,7 +81,7 @@ export class AnthropicFrameDecoder implements FrameDecoder {
     switch (name) {
       case 'message_start': {
         const m = isObj(data.message) ? data.message : {};
-        this.addUsage(m.usage);
+        this.usage.add(m.usage);
         e({ type: 'start', id: typeof m.id === 'string' ? m.id : '', model: typeof m.model === 'string' && m.model !== '' ? m.model : this.fallbackModel });
         break;
       }
@@ -120,7 +119,7 @@ export class AnthropicFrameDecoder implements FrameDecoder {
         break;
       }
       case 'message_delta': {
-        this.addUsage(data.usage);
+        this.usage.add(data.usage);
         const d = isObj(data.delta) ? data.delta : {};
         if (!this.finished && d.stop_reason !== undefined && d.stop_reason !== null) {
           this.finished = true;
@@ -128,12 +127,14 @@ export class AnthropicFrameDecoder implements FrameDecoder {
         }
         break;
       }
-      case 'message_stop':
+      case 'message_stop': {
         this.done = true;
         if (!this.finished) e({ type: 'finish', choice: 0, reason: anthropicFinish(null) });
-        if (this.sawUsage) out.push({ kind: 'usage', usage: fromAnthropicUsage(this.usage) });
+        const usage = this.usage.current();
+        if (usage !== null) out.push({ kind: 'usage', usage });
         out.push({ kind: 'end' });
         break;
+      }
       case 'error':
         this.done = true;
         out.push({ kind: 'error', failure: streamErrorFailure(ev.data) });
@@ -151,12 +152,6 @@ export class AnthropicFrameDecoder implements FrameDecoder {
   }
 
   usageSoFar(): Usage | null {
-    return this.sawUsage ? fromAnthropicUsage(this.usage) : null;
-  }
-
-  private addUsage(u: unknown): void {
-    if (!isObj(u)) return;
-    this.usage = mergeAnthropicUsage(this.usage, u as AnthropicUsage);
-    this.sawUsage = true;
+    return this.usage.current();
   }
 }

@@ -7,8 +7,7 @@
 import type { CallContext, Frame, FrameDecoder, SseEvent, UpstreamRequest } from '../types.ts';
 import type { Usage } from '../../usage.ts';
 import { streamErrorFailure } from './errors.ts';
-import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
-import type { AnthropicUsage } from './wire.ts';
+import { AnthropicUsageTally } from './usage.ts';
 import { anthropicBase, anthropicHeaders } from './request.ts';
 import { STRING_BODY, decodeStringBody } from '../plain-json-string.ts';
 
@@ -65,8 +64,7 @@ const PLAIN_DELTA = new RegExp(`^\\{"type":"content_block_delta","index":\\d+,"d
 
 /** Relays Anthropic's events as they are; reads usage from `message_start` and `message_delta`. */
 export class AnthropicPassthroughDecoder implements FrameDecoder {
-  private usage: AnthropicUsage = {};
-  private sawUsage = false;
+  private readonly usage = new AnthropicUsageTally();
   private done = false;
 
   push(ev: SseEvent): Frame[] {
@@ -83,10 +81,7 @@ export class AnthropicPassthroughDecoder implements FrameDecoder {
       try {
         const data = JSON.parse(ev.data) as Obj;
         const u = name === 'message_start' ? (isObj(data.message) ? data.message.usage : undefined) : data.usage;
-        if (isObj(u)) {
-          this.usage = mergeAnthropicUsage(this.usage, u as AnthropicUsage);
-          this.sawUsage = true;
-        }
+        this.usage.add(u);
       } catch {
         /* relayed anyway; the client sees what Anthropic sent */
       }
@@ -111,7 +106,8 @@ export class AnthropicPassthroughDecoder implements FrameDecoder {
     if (name === 'message_stop') {
       this.done = true;
       const out: Frame[] = [raw(true)];
-      if (this.sawUsage) out.push({ kind: 'usage', usage: fromAnthropicUsage(this.usage) });
+      const usage = this.usage.current();
+    if (usage !== null) out.push({ kind: 'usage', usage });
       out.push({ kind: 'end' });
       return out;
     }
@@ -119,14 +115,15 @@ export class AnthropicPassthroughDecoder implements FrameDecoder {
   }
 
   usageSoFar(): Usage | null {
-    return this.sawUsage ? fromAnthropicUsage(this.usage) : null;
+    return this.usage.current();
   }
 
   finish(): Frame[] {
     if (this.done) return [];
     this.done = true;
     const out: Frame[] = [];
-    if (this.sawUsage) out.push({ kind: 'usage', usage: fromAnthropicUsage(this.usage) });
+    const usage = this.usage.current();
+    if (usage !== null) out.push({ kind: 'usage', usage });
     out.push({ kind: 'error', failure: { status: 502, message: 'The Anthropic stream ended early, before message_stop.', type: 'api_error', code: null } });
     return out;
   }

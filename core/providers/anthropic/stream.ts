@@ -4,8 +4,7 @@ import type { SseEvent, StreamPiece, StreamTranslator, UpstreamFailure } from '.
 import { streamErrorFailure } from './errors.ts';
 import { completionId, nowSeconds } from './response.ts';
 import { toFinishReason } from './stop-reason.ts';
-import { fromAnthropicUsage, mergeAnthropicUsage } from './usage.ts';
-import type { AnthropicUsage } from './wire.ts';
+import { AnthropicUsageTally } from './usage.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -25,8 +24,7 @@ export class AnthropicStreamTranslator implements StreamTranslator {
   private started = false;
   private finishSent = false;
   private done = false;
-  private usage: AnthropicUsage = {};
-  private sawUsage = false;
+  private readonly usage = new AnthropicUsageTally();
   private readonly toolIndexByBlock = new Map<number, number>();
 
   constructor(fallbackModel: string) {
@@ -107,18 +105,12 @@ export class AnthropicStreamTranslator implements StreamTranslator {
   }
 
   usageSoFar(): Usage | null {
-    return this.sawUsage ? fromAnthropicUsage(this.usage) : null;
-  }
-
-  private addUsage(u: unknown): void {
-    if (!isObj(u)) return;
-    this.usage = mergeAnthropicUsage(this.usage, u as AnthropicUsage);
-    this.sawUsage = true;
+    return this.usage.current();
   }
 
   private onMessageStart(data: Obj): StreamPiece[] {
     const message = isObj(data.message) ? data.message : {};
-    this.addUsage(message.usage);
+    this.usage.add(message.usage);
     return this.start(message);
   }
 
@@ -152,7 +144,7 @@ export class AnthropicStreamTranslator implements StreamTranslator {
   }
 
   private onMessageDelta(data: Obj): StreamPiece[] {
-    this.addUsage(data.usage);
+    this.usage.add(data.usage);
     if (this.finishSent) return [];
     const delta = isObj(data.delta) ? data.delta : {};
     this.finishSent = true;
@@ -163,9 +155,8 @@ export class AnthropicStreamTranslator implements StreamTranslator {
     const out = this.start({});
     // openai-node's stream helper throws when no chunk carries a finish_reason.
     if (!this.finishSent) out.push(this.chunk({}, 'stop'));
-    if (this.sawUsage) {
-      out.push(usagePiece({ id: this.id, created: this.created, model: this.model }, fromAnthropicUsage(this.usage)));
-    }
+    const usage = this.usage.current();
+    if (usage !== null) out.push(usagePiece({ id: this.id, created: this.created, model: this.model }, usage));
     out.push({ kind: 'end' });
     this.done = true;
     return out;

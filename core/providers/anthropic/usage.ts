@@ -46,3 +46,21 @@ export function mergeAnthropicUsage(prev: AnthropicUsage, next: AnthropicUsage |
     service_tier: next.service_tier ?? prev.service_tier,
   };
 }
+
+/** The usage a stream has reported so far (`message_start`, then each `message_delta`), folded as it comes. */
+export class AnthropicUsageTally {
+  private usage: AnthropicUsage = {};
+  private saw = false;
+
+  /** Folds in an event's `usage`, when it is an object. */
+  add(u: unknown): void {
+    if (u === null || typeof u !== 'object' || Array.isArray(u)) return;
+    this.usage = mergeAnthropicUsage(this.usage, u as AnthropicUsage);
+    this.saw = true;
+  }
+
+  /** The usage so far, or null when no event carried any. */
+  current(): Usage | null {
+    return this.saw ? fromAnthropicUsage(this.usage) : null;
+  }
+}

@@ -1,0 +1,15 @@
+/** What a served call used, settled once: the record's usage (clamped), its price, and its tokens for the key's TPM. */
+import { priceUsage } from '../gateway/call-record.ts';
+import type { Candidate } from '../gateway/model-router.ts';
+import type { RequestContext } from '../gateway/request-context.ts';
+import type { Usage } from '../usage.ts';
+
+/** Returns the usage as recorded: impossible counts the upstream sent are clamped, and the client sees those. */
+export function settleUsage(ctx: RequestContext, candidate: Candidate, usage: Usage): Usage {
+  const { deps, record } = ctx;
+  record.usage = usage;
+  const settled = record.usage ?? usage;
+  record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, settled);
+  deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
+  return settled;
+}
