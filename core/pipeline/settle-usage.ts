@@ -10,6 +10,6 @@ export function settleUsage(ctx: RequestContext, candidate: Candidate, usage: Us
   record.usage = usage;
   const settled = record.usage ?? usage;
   record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, settled);
-  deps.limiter.recordTokens(ctx.key.id, usage.inputTokens + usage.outputTokens);
+  deps.limiter.recordTokens(ctx.key.id, settled.inputTokens + settled.outputTokens);
   return settled;
 }
