@@ -18,7 +18,7 @@ import { signalTree } from './process-tree.ts';
 import { registerTempDir, removeTempDir, spawnCommand } from './proc.ts';
 import type { Child } from './proc.ts';
 import { awaitReady } from './server.ts';
-import type { ServerUnderTest } from './server.ts';
+import type { Readiness, ServerUnderTest } from './server.ts';
 
 export interface BenchProvider {
   name: string;
@@ -100,11 +100,10 @@ export async function startGatewayProcess(opts: GatewayOptions): Promise<Gateway
     env,
   });
   const url = `http://127.0.0.1:${port}`;
-  let ready: Awaited<ReturnType<typeof awaitReady>>;
+  let ready: Readiness;
   try {
     ready = await awaitReady(child, port, `${url}/healthz`, { timeoutMs: 30_000, settleMs: 1_000 });
   } catch (err) {
-    signalTree(child.pid, 'SIGKILL');
     removeTempDir(home);
     throw err;
   }
@@ -131,10 +130,7 @@ export async function startGatewayProcess(opts: GatewayOptions): Promise<Gateway
     key,
     home,
     command: cmd.text,
-    startMs: ready.startMs,
-    rootPid: child.pid,
-    mainPid: ready.mainPid,
-    idle: ready.idle,
+    ...ready,
     async profileStart() {
       if (!profiler) throw new Error('the gateway was not started inspectable');
       await profiler.start();

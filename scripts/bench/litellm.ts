@@ -12,7 +12,7 @@ import { BENCH_DIR, MODEL, OUT_DIR, freePort } from './common.ts';
 import { signalTree } from './process-tree.ts';
 import { registerTempDir, removeTempDir, spawnCommand } from './proc.ts';
 import { awaitReady } from './server.ts';
-import type { ServerUnderTest } from './server.ts';
+import type { Readiness, ServerUnderTest } from './server.ts';
 
 const VENV = path.join(OUT_DIR, 'litellm-venv');
 const MASTER_KEY = 'sk-benchLiteLLMmasterKey7Qx3ZpN4vR8tW2yK5mJ9';
@@ -62,24 +62,21 @@ export async function startLiteLLM(upstreamBase: string, cpu: number | null): Pr
     cwd: dir,
   });
   const url = `http://127.0.0.1:${port}`;
+  let ready: Readiness;
   try {
-    const ready = await awaitReady(child, port, `${url}/health/liveliness`, { timeoutMs: 120_000, settleMs: 1_000 });
-    return {
-      url,
-      headers: { authorization: `Bearer ${MASTER_KEY}` },
-      startMs: ready.startMs,
-      rootPid: child.pid,
-      mainPid: ready.mainPid,
-      idle: ready.idle,
-      async stop() {
-        await child.stop(5_000);
-        signalTree(child.pid, 'SIGKILL');
-        removeTempDir(dir);
-      },
-    };
+    ready = await awaitReady(child, port, `${url}/health/liveliness`, { timeoutMs: 120_000, settleMs: 1_000 });
   } catch (err) {
-    signalTree(child.pid, 'SIGKILL');
     removeTempDir(dir);
     throw err;
   }
+  return {
+    url,
+    headers: { authorization: `Bearer ${MASTER_KEY}` },
+    ...ready,
+    async stop() {
+      await child.stop(5_000);
+      signalTree(child.pid, 'SIGKILL');
+      removeTempDir(dir);
+    },
+  };
 }

@@ -7,7 +7,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { BENCH_DIR, freePort } from './common.ts';
-import { signalTree } from './process-tree.ts';
 import { spawnNode } from './proc.ts';
 import { awaitReady } from './server.ts';
 import type { ServerUnderTest } from './server.ts';
@@ -18,24 +17,16 @@ export async function startPortkey(upstreamBase: string, cpu: number | null): Pr
   const port = await freePort();
   const child = spawnNode({ name: 'portkey', cpu, args: [path.join(BENCH_DIR, 'portkey-child.ts'), '--port', String(port)], env: { NODE_ENV: '' } });
   const url = `http://127.0.0.1:${port}`;
-  try {
-    // Its start-up banner animates for 1 s: idle memory is read after it.
-    const ready = await awaitReady(child, port, `${url}/`, { timeoutMs: 30_000, settleMs: 1_500 });
-    return {
-      url,
-      headers: {
-        'x-portkey-provider': 'openai',
-        'x-portkey-custom-host': `${upstreamBase}/v1`,
-        authorization: 'Bearer sk-bench-upstream-0123456789abcdef',
-      },
-      startMs: ready.startMs,
-      rootPid: child.pid,
-      mainPid: ready.mainPid,
-      idle: ready.idle,
-      stop: () => child.stop(),
-    };
-  } catch (err) {
-    signalTree(child.pid, 'SIGKILL');
-    throw err;
-  }
+  // Its start-up banner animates for 1 s: idle memory is read after it.
+  const ready = await awaitReady(child, port, `${url}/`, { timeoutMs: 30_000, settleMs: 1_500 });
+  return {
+    url,
+    headers: {
+      'x-portkey-provider': 'openai',
+      'x-portkey-custom-host': `${upstreamBase}/v1`,
+      authorization: 'Bearer sk-bench-upstream-0123456789abcdef',
+    },
+    ...ready,
+    stop: () => child.stop(),
+  };
 }

@@ -4,7 +4,7 @@
  * took to answer its first 200, and how to stop it.
  */
 import { rssBytes, sleep } from './common.ts';
-import { listeningPid, residentProcesses, treePids } from './process-tree.ts';
+import { listeningPid, residentProcesses, signalTree, treePids } from './process-tree.ts';
 import type { ResidentProcess } from './process-tree.ts';
 import { waitHealthy } from './proc.ts';
 import type { Child } from './proc.ts';
@@ -38,19 +38,21 @@ export function footprint(rootPid: number, mainPid: number): Footprint {
 /** Every live process of the server's tree (CPU time is summed over them). */
 export const serverPids = (s: Pick<ServerUnderTest, 'rootPid'>): number[] => treePids(s.rootPid);
 
-export interface Readiness {
-  startMs: number;
-  mainPid: number;
-  idle: Footprint;
-}
+export type Readiness = Pick<ServerUnderTest, 'startMs' | 'rootPid' | 'mainPid' | 'idle'>;
 
 /**
  * Waits for the child's first 2xx on `healthUrl`, finds the process listening on `port`, lets it settle
- * (`settleMs`: start-up work and banners end) and reads its idle footprint.
+ * (`settleMs`: start-up work and banners end) and reads its idle footprint. A child that never gets ready
+ * has its whole tree killed before the error is thrown.
  */
 export async function awaitReady(child: Child, port: number, healthUrl: string, opts: { timeoutMs: number; settleMs: number }): Promise<Readiness> {
-  const startMs = await waitHealthy(child, healthUrl, opts.timeoutMs);
-  await sleep(opts.settleMs);
-  const mainPid = listeningPid(port, treePids(child.pid)) ?? child.pid;
-  return { startMs, mainPid, idle: footprint(child.pid, mainPid) };
+  try {
+    const startMs = await waitHealthy(child, healthUrl, opts.timeoutMs);
+    await sleep(opts.settleMs);
+    const mainPid = listeningPid(port, treePids(child.pid)) ?? child.pid;
+    return { startMs, rootPid: child.pid, mainPid, idle: footprint(child.pid, mainPid) };
+  } catch (err) {
+    signalTree(child.pid, 'SIGKILL');
+    throw err;
+  }
 }

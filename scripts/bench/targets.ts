@@ -12,7 +12,6 @@ import type { BenchProvider, GatewayProcess } from './gateway.ts';
 import { ensureLiteLLM, startLiteLLM } from './litellm.ts';
 import { runTarget } from './measure.ts';
 import { portkeyVersion, startPortkey } from './portkey.ts';
-import { signalTree } from './process-tree.ts';
 import { spawnNode } from './proc.ts';
 import { TARGET, emptyTarget } from './results.ts';
 import { awaitReady } from './server.ts';
@@ -38,22 +37,8 @@ function proxyScenario(name: string, label: string, script: string, note: string
         start: async () => {
           const port = await freePort();
           const child = spawnNode({ name, cpu: ctx.serverCpu, args: [path.join(BENCH_DIR, script), '--port', String(port), '--target', ctx.upBase] });
-          try {
-            const ready = await awaitReady(child, port, `http://127.0.0.1:${port}/healthz`, { timeoutMs: 15_000, settleMs: 500 });
-            return {
-              url: `http://127.0.0.1:${port}`,
-              port,
-              headers: {},
-              startMs: ready.startMs,
-              rootPid: child.pid,
-              mainPid: ready.mainPid,
-              idle: ready.idle,
-              stop: () => child.stop(),
-            };
-          } catch (err) {
-            signalTree(child.pid, 'SIGKILL');
-            throw err;
-          }
+          const ready = await awaitReady(child, port, `http://127.0.0.1:${port}/healthz`, { timeoutMs: 15_000, settleMs: 500 });
+          return { url: `http://127.0.0.1:${port}`, port, headers: {}, ...ready, stop: () => child.stop() };
         },
         probeClientAbort: (c, server) => probeClientAbort(c, server.url, server.port),
       });

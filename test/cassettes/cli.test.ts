@@ -7,11 +7,11 @@
  * marks those calls `replayed`; `gateway cassettes list|show|prune` read and trim the directory.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../core/storage/index.ts';
-import { CLI_TEST_TIMEOUT_MS, REPO_ROOT, runCli, startCli, tempHome } from '../support/cli.ts';
+import { CLI_TEST_TIMEOUT_MS, REPO_ROOT, runCli, startCli, tempHome, waitForBaseUrl } from '../support/cli.ts';
 import type { RunningCli } from '../support/cli.ts';
 import { cassetteGateway, startUpstreams, tempDir } from './rig.ts';
 
@@ -27,20 +27,6 @@ function runSuite(baseUrl: string, apiKey: string): Promise<{ code: number | nul
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     child.on('close', (code) => resolve({ code, out }));
   });
-}
-
-async function waitForServer(home: string): Promise<string> {
-  const file = path.join(home, 'server.json');
-  const until = Date.now() + 40_000;
-  for (;;) {
-    // The file may be seen between its creation and its content: wait for a whole JSON document.
-    try {
-      return (JSON.parse(readFileSync(file, 'utf8')) as { baseUrl: string }).baseUrl;
-    } catch {
-      if (Date.now() > until) throw new Error('server.json never appeared');
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
 }
 
 const cassette = tempDir('gw-cli-cassette-');
@@ -95,7 +81,7 @@ describe('a test suite runs offline from the cassette', { timeout: CLI_TEST_TIME
     const { home, key } = offlineHome();
     const gw = startCli(['start', '--no-tui', '--port', '0', '--replay', cassette.dir], { home });
     running.push(gw);
-    const baseUrl = await waitForServer(home);
+    const baseUrl = await waitForBaseUrl(home);
     await gw.waitFor(new RegExp(`Cassette: replay ${cassette.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'stderr');
     const run = await runSuite(baseUrl, key);
     expect(run.out).toMatch(/# pass 3/);
@@ -141,7 +127,7 @@ describe('a test suite runs offline from the cassette', { timeout: CLI_TEST_TIME
     const { home, key } = offlineHome();
     const gw = startCli(['start', '--no-tui', '--port', '0'], { home });
     running.push(gw);
-    const baseUrl = await waitForServer(home);
+    const baseUrl = await waitForBaseUrl(home);
     const run = await runCli(['run', '--replay', cassette.dir, '--', process.execPath, '--test', '--test-reporter=tap', SUITE], { home, timeoutMs: 80_000 });
     expect(run.stdout).toMatch(/# pass 3/);
     expect(run.code).toBe(0);
@@ -162,7 +148,7 @@ describe('a test suite runs offline from the cassette', { timeout: CLI_TEST_TIME
     const { home, key } = offlineHome();
     const gw = startCli(['start', '--no-tui', '--port', '0'], { home, env: { GATEWAY_CASSETTE_MODE: 'replay', GATEWAY_CASSETTE_DIR: cassette.dir } });
     running.push(gw);
-    const baseUrl = await waitForServer(home);
+    const baseUrl = await waitForBaseUrl(home);
     await gw.waitFor(new RegExp(`Cassette: replay ${cassette.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'stderr');
     const run = await runSuite(baseUrl, key);
     expect(run.out).toMatch(/# pass 3/);

@@ -3,14 +3,14 @@
  * a graceful stop flushes the audit log and removes server.json; on a port already in use it prints a
  * one-line error naming the port and `--port`, and exits 1.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getCall } from '../../core/storage/audit-queries.ts';
 import { Store } from '../../core/storage/index.ts';
-import { runCli, startCli, tempHome, CLI_TEST_TIMEOUT_MS } from '../support/cli.ts';
+import { runCli, startCli, tempHome, waitForBaseUrl, CLI_TEST_TIMEOUT_MS } from '../support/cli.ts';
 import type { RunningCli } from '../support/cli.ts';
 
 const homes: Array<() => void> = [];
@@ -35,16 +35,6 @@ function home(): string {
   return h.home;
 }
 
-async function waitFor<T>(what: string, fn: () => T | null | undefined, deadlineMs = 40_000): Promise<T> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const v = fn();
-    if (v !== null && v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 describe('gateway start', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('--demo on a fresh home prints a key and serves demo-chat to a plain fetch', async () => {
     const h = home();
@@ -52,7 +42,7 @@ describe('gateway start', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     running.push(gw);
     const key = (await gw.waitFor(/^(sk-gw-[A-Za-z0-9]{32,})$/m))[1];
     const stateFile = path.join(h, 'server.json');
-    const baseUrl = await waitFor('server.json', () => (existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { baseUrl: string }).baseUrl : null));
+    const baseUrl = await waitForBaseUrl(h);
     expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*\/v1$/);
     expect(gw.stderr).toContain(baseUrl);
 

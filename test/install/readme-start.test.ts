@@ -5,10 +5,11 @@
  * `node bin/gateway.js start` (what npx and a global install run) gets those settings by re-running itself in place.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { treePids } from '../../scripts/bench/process-tree.ts';
 import { REPO_ROOT, startCli, tempHome } from '../support/cli.ts';
 import type { RunningCli } from '../support/cli.ts';
 import { shellOver } from './shell.ts';
@@ -33,31 +34,6 @@ function readmeStartCommand(): string {
     .split('\n')[0]
     .replace(/\s+#.*$/, '')
     .trim();
-}
-
-/** `pid` and all its descendants, from /proc. */
-function processTree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // Fields after "(comm)": state, ppid, ...
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-  }
-  const tree: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    const p = queue.shift() as number;
-    tree.push(p);
-    queue.push(...(children.get(p) ?? []));
-  }
-  return tree;
 }
 
 describe("the README's start command", { timeout: 120_000 }, () => {
@@ -87,7 +63,7 @@ describe("the README's start command", { timeout: 120_000 }, () => {
     expect(models.data.map((m) => m.id)).toContain('demo-chat');
 
     // The shell itself (the user's terminal) aside, what runs is one process: the gateway.
-    const below = processTree(child.pid as number).slice(1);
+    const below = treePids(child.pid as number).slice(1);
     const described = below.map((p) => `${p}: ${readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ')}`);
     expect(below, described.join('\n')).toHaveLength(1);
     const exe = realpathSync(readlinkSync(`/proc/${below[0]}/exe`));
@@ -110,7 +86,7 @@ describe('gateway start run by node on bin/gateway.js (npx, a global install)', 
     await gw.waitFor(/gateway listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/, 'stderr');
     const pid = gw.child.pid as number;
     expect(environ(pid)).toContain('MALLOC_ARENA_MAX=2');
-    expect(processTree(pid)).toEqual([pid]);
+    expect(treePids(pid)).toEqual([pid]);
     await gw.stop('SIGINT');
   });
 
@@ -134,6 +110,6 @@ function environ(pid: number): string[] {
 function wrap(child: ReturnType<typeof spawn>, line: string): Shell {
   // Ctrl-C in a terminal signals the foreground process group: here, the gateway below the shell.
   return shellOver(child, line, () => {
-    for (const p of processTree(child.pid as number).slice(1)) process.kill(p, 'SIGINT');
+    for (const p of treePids(child.pid as number).slice(1)) process.kill(p, 'SIGINT');
   });
 }

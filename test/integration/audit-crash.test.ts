@@ -6,12 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor, waitForBaseUrl } from '../support/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FLUSH_WINDOW_MS = 250;
@@ -23,16 +24,6 @@ afterAll(() => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   if (home) rmSync(home, { recursive: true, force: true });
 });
-
-async function waitFor<T>(what: string, fn: () => T | null | undefined, deadlineMs = 40_000): Promise<T> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const v = fn();
-    if (v !== null && v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('audit log across a SIGKILL', () => {
   it('keeps every call that completed more than the flush window before the kill', async () => {
@@ -52,10 +43,7 @@ describe('audit log across a SIGKILL', () => {
     const key = await waitFor('the demo key on stdout', () => /^(sk-gw-[A-Za-z0-9]+)$/m.exec(stdout)?.[1]).catch((err: Error) => {
       throw new Error(`${err.message}; stderr: ${stderr}`);
     });
-    const stateFile = path.join(home, 'server.json');
-    const baseUrl = await waitFor('server.json', () =>
-      existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { baseUrl: string }).baseUrl : null,
-    );
+    const baseUrl = await waitForBaseUrl(home);
     expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     expect(baseUrl).not.toMatch(/:0\/v1$/);
 

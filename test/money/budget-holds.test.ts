@@ -12,6 +12,7 @@ import type { FakeUpstream } from '../fakes/fault.ts';
 import { countWords, runScenario } from '../fakes/scenario.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { silentWav } from '../support/wav.ts';
 
 // List prices (USD per million tokens) of the models used, from OpenAI's price page.
 const MINI = { input: 0.15, output: 0.6 };
@@ -161,32 +162,13 @@ describe('a TPM limit holds the same way', () => {
   });
 });
 
-/** A real 3-second 16 kHz mono 16-bit WAV (silence): its header says how long it plays. */
-function wav(seconds: number): Buffer {
-  const rate = 16_000;
-  const data = Buffer.alloc(rate * 2 * seconds);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'latin1');
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVEfmt ', 8, 'latin1');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'latin1');
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
-}
-
 describe('text-format transcriptions and images pay too', () => {
   it('40 concurrent gpt-4o-transcribe calls with response_format=text stay within the budget, and are recorded', async () => {
     const BUDGET = 0.005;
     const { t, extra } = await rig([{ name: 'audio', budgetUsd: BUDGET, budgetPeriod: 'total' }]);
     const client = t.client();
-    const audio = wav(3);
+    // A real 3-second 16 kHz mono 16-bit WAV: its header says how long it plays.
+    const audio = silentWav({ seconds: 3, sampleRate: 16_000, bitsPerSample: 16 });
     const outcomes = await Promise.all(
       Array.from({ length: 40 }, async () => outcome(client.audio.transcriptions.create({ file: await toFile(audio, 'a.wav'), model: 'gpt-4o-transcribe', response_format: 'text' }))),
     );

@@ -4,12 +4,12 @@
  * `[DONE]` and has its audit row; with a short grace the ones still running end with an error event
  * and still have their row (status 503), the store being closed only after them.
  */
-import { mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCli } from '../support/cli.ts';
+import { startCli, waitForBaseUrl } from '../support/cli.ts';
 import type { RunningCli } from '../support/cli.ts';
 
 let cli: RunningCli | null = null;
@@ -20,16 +20,6 @@ afterEach(async () => {
   if (home) rmSync(home, { recursive: true, force: true });
   home = null;
 });
-
-async function waitFor<T>(what: string, fn: () => T | null | undefined, deadlineMs = 60_000): Promise<T> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const v = fn();
-    if (v !== null && v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 interface StreamResult {
   id: string;
@@ -66,8 +56,7 @@ async function startGateway(settings: Record<string, unknown>): Promise<{ baseUr
   writeFileSync(path.join(home, 'settings.json'), JSON.stringify(settings));
   cli = startCli(['start', '--demo', '--no-tui', '--port', '0'], { home, env: { GATEWAY_DEMO_DELAY_MS: '300' } });
   const key = (await cli.waitFor(/^(sk-gw-[A-Za-z0-9]+)$/m, 'stdout', 60_000))[1];
-  const stateFile = path.join(home, 'server.json');
-  const baseUrl = await waitFor('server.json', () => (existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { baseUrl: string }).baseUrl : null));
+  const baseUrl = await waitForBaseUrl(home, 60_000);
   return { baseUrl, key };
 }
 

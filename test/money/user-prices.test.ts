@@ -11,6 +11,10 @@ import { auditRow } from '../support/call-checks.ts';
 import { CLI_TEST_TIMEOUT_MS, runCli } from '../support/cli.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { silentWav } from '../support/wav.ts';
+
+/** 60 seconds of 8 kHz mono 8-bit audio. */
+const wav60 = silentWav({ seconds: 60, sampleRate: 8000, bitsPerSample: 8 });
 
 // Model ids the bundled price data does not know, served by an OpenAI-compatible host.
 const MODELS = ['my-whisper', 'my-painter', 'gpt-3.5-turbo-instruct'];
@@ -31,25 +35,6 @@ afterAll(async () => {
   await up?.close();
 });
 
-/** A WAV header that says 60 seconds of 8 kHz mono 8-bit audio. */
-function wav60(): Buffer {
-  const data = Buffer.alloc(8000 * 60, 0x80);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'latin1');
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVEfmt ', 8, 'latin1');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(8000, 24);
-  h.writeUInt32LE(8000, 28);
-  h.writeUInt16LE(1, 32);
-  h.writeUInt16LE(8, 34);
-  h.write('data', 36, 'latin1');
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
-}
-
 async function waitForPrice(model: string): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (Date.now() < deadline) {
@@ -62,7 +47,7 @@ async function waitForPrice(model: string): Promise<void> {
 describe('prices set for audio and images', () => {
   it('unpriced until set (403 naming the flags), then charged per minute: 60 s at $0.01/min = $0.01', async () => {
     const client = t.client();
-    const before = await client.audio.transcriptions.create({ file: await toFile(wav60(), 'a.wav'), model: 'my-whisper', response_format: 'text' }).catch((e: unknown) => e as { status: number; message: string });
+    const before = await client.audio.transcriptions.create({ file: await toFile(wav60, 'a.wav'), model: 'my-whisper', response_format: 'text' }).catch((e: unknown) => e as { status: number; message: string });
     expect((before as { status: number }).status).toBe(403);
     expect((before as { message: string }).message).toContain('--per-minute');
 
@@ -70,7 +55,7 @@ describe('prices set for audio and images', () => {
     expect(set.code, set.stderr).toBe(0);
     await waitForPrice('my-whisper');
     // The fake only serves models it lists: it lists these ids as whisper-like in text format.
-    const { response } = await client.audio.transcriptions.create({ file: await toFile(wav60(), 'a.wav'), model: 'my-whisper', response_format: 'text' }).withResponse();
+    const { response } = await client.audio.transcriptions.create({ file: await toFile(wav60, 'a.wav'), model: 'my-whisper', response_format: 'text' }).withResponse();
     expect(response.headers.get('x-gateway-cost-usd')).toBe('0.01');
     const row = await auditRow(t, response.headers.get('x-request-id'));
     expect(row.costUsd).toBe(0.01);

@@ -3,6 +3,7 @@ import { GatewayError } from '../../core/errors.ts';
 import { anthropicAdapter } from '../../core/providers/anthropic/index.ts';
 import { toFinishReason } from '../../core/providers/anthropic/stop-reason.ts';
 import type { CallContext, ChatRequest, ProviderSettings, SseEvent, StreamPiece } from '../../core/providers/types.ts';
+import { providerSettings } from '../support/provider-settings.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const NOW_S = Math.floor(NOW / 1000);
@@ -15,20 +16,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function provider(baseUrl = 'https://api.anthropic.com'): ProviderSettings {
-  return {
-    name: 'claude',
-    type: 'anthropic',
-    preset: null,
-    baseUrl,
-    models: null,
-    priority: 100,
-    keyEnv: null,
-    keySource: 'keychain',
-    options: {},
-    seq: 1,
-  };
-}
+const provider = (baseUrl = 'https://api.anthropic.com'): ProviderSettings => providerSettings({ name: 'claude', type: 'anthropic', baseUrl });
 
 function ctx(over: Partial<CallContext> = {}): CallContext {
   return { provider: provider(), model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', stream: false, ...over };

@@ -6,6 +6,7 @@ import { toFinishReason } from '../../core/providers/gemini/finish-reason.ts';
 import { toGeminiParameters, toGeminiSchema } from '../../core/providers/gemini/request.ts';
 import { fromGeminiUsage } from '../../core/providers/gemini/usage.ts';
 import type { CallContext, ChatRequest, ProviderSettings, StreamPiece } from '../../core/providers/types.ts';
+import { providerSettings } from '../support/provider-settings.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const NOW_S = Math.floor(NOW / 1000);
@@ -20,20 +21,7 @@ afterEach(() => {
 
 type Obj = Record<string, unknown>;
 
-function provider(baseUrl = 'https://generativelanguage.googleapis.com'): ProviderSettings {
-  return {
-    name: 'gemini',
-    type: 'gemini',
-    preset: null,
-    baseUrl,
-    models: null,
-    priority: 100,
-    keyEnv: null,
-    keySource: 'keychain',
-    options: {},
-    seq: 1,
-  };
-}
+const provider = (baseUrl = 'https://generativelanguage.googleapis.com'): ProviderSettings => providerSettings({ name: 'gemini', type: 'gemini', baseUrl });
 
 function ctx(over: Partial<CallContext> = {}): CallContext {
   return { provider: provider(), model: 'gemini-2.5-flash', apiKey: 'AIza-test', stream: false, ...over };

@@ -2,20 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { adapterFor } from '../../core/providers/registry.ts';
 import type { CallContext, PassthroughBody, ProviderSettings } from '../../core/providers/types.ts';
+import { providerSettings } from '../support/provider-settings.ts';
 
-const settings = (over: Partial<ProviderSettings>): ProviderSettings => ({
-  name: 'p',
-  type: 'openai',
-  preset: null,
-  baseUrl: 'https://api.example.com/v1',
-  models: null,
-  priority: 100,
-  keyEnv: null,
-  keySource: 'keychain',
-  options: {},
-  seq: 1,
-  ...over,
-});
+const settings = (over: Partial<ProviderSettings>): ProviderSettings => providerSettings({ name: 'p', type: 'openai', baseUrl: 'https://api.example.com/v1', ...over });
 const ctx = (provider: ProviderSettings, model: string): CallContext => ({ provider, model, apiKey: 'sk-up', stream: false });
 const json: PassthroughBody = { contentType: 'application/json', build: (m) => JSON.stringify({ model: m, prompt: 'x' }) };
 const multipart: PassthroughBody = { contentType: 'multipart/form-data; boundary=b', build: (m) => Buffer.from(`model=${m}`) };

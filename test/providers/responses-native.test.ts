@@ -2,20 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { nativeResponsesRequest, servesResponsesNatively } from '../../core/providers/responses-native.ts';
 import type { ProviderSettings } from '../../core/providers/types.ts';
+import { providerSettings } from '../support/provider-settings.ts';
 
-const provider = (p: Partial<ProviderSettings>): ProviderSettings => ({
-  name: 'p',
-  type: 'openai',
-  preset: null,
-  baseUrl: 'https://api.openai.com/v1',
-  models: null,
-  priority: 100,
-  keyEnv: null,
-  keySource: 'keychain',
-  options: {},
-  seq: 1,
-  ...p,
-});
+const provider = (p: Partial<ProviderSettings>): ProviderSettings => providerSettings({ name: 'p', type: 'openai', baseUrl: 'https://api.openai.com/v1', ...p });
 
 const body = { model: 'alias-name', input: 'hi', store: false, include: ['reasoning.encrypted_content'], user: 'someone', tools: [{ type: 'web_search' }] };
 

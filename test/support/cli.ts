@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -162,4 +162,32 @@ export function startCli(args: string[], opts: CliOptions): RunningCli {
 export function tempHome(prefix = 'gw-cli-'): { home: string; cleanup: () => void } {
   const home = mkdtempSync(path.join(tmpdir(), prefix));
   return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+/** Polls `fn` every 25 ms until it gives a value (not null or undefined); throws after `deadlineMs`. */
+export async function waitFor<T>(what: string, fn: () => T | null | undefined, deadlineMs = 40_000): Promise<T> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const v = fn();
+    if (v !== null && v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The `baseUrl` a started gateway wrote to `<home>/server.json`, once the file holds a whole JSON document. */
+export function waitForBaseUrl(home: string, deadlineMs = 40_000): Promise<string> {
+  const file = path.join(home, 'server.json');
+  return waitFor(
+    'server.json',
+    () => {
+      // The file may be seen between its creation and its content.
+      try {
+        return (JSON.parse(readFileSync(file, 'utf8')) as { baseUrl: string }).baseUrl;
+      } catch {
+        return null;
+      }
+    },
+    deadlineMs,
+  );
 }

@@ -15,29 +15,20 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
 import type { FakeUpstream } from '../fakes/fault.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { browserRequired, chromiumMissing, launchChromium, watchPageProblems } from '../support/browser.ts';
 
-const required = Boolean(process.env.CI) || process.env.GATEWAY_REQUIRE_BROWSER === '1';
-const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-
-let browser: Browser | null = null;
-let launchProblem = '';
-try {
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath, args: ['--no-sandbox'], headless: true, timeout: 30_000 });
-} catch (err) {
-  launchProblem = err instanceof Error ? err.message.split('\n')[0] : String(err);
-}
+const { browser, launchProblem } = await launchChromium();
 
 const FAKE_KEY_ENV = 'GW_UI_TEST_FAKE_OPENAI_KEY';
 const FAKE_KEY = 'fake-openai-key-for-the-ui-test-0123456789';
 
-describe.skipIf(browser === null && !required)('managing the gateway from the dashboard page', () => {
+describe.skipIf(browser === null && !browserRequired)('managing the gateway from the dashboard page', () => {
   let t: TestGateway;
   let upstream: FakeUpstream;
   let context: BrowserContext;
@@ -74,7 +65,7 @@ describe.skipIf(browser === null && !required)('managing the gateway from the da
   const providerRow = (name: string) => page.locator(`[data-testid=provider-row][data-id="${name}"]`);
 
   beforeAll(async () => {
-    if (!browser) throw new Error(`Chromium could not be launched from ${executablePath} (${launchProblem}); install it with \`apt-get install -y chromium\` or set CHROMIUM_PATH.`);
+    if (!browser) throw chromiumMissing(launchProblem);
     upstream = await startOpenAIUpstream({ requireKey: FAKE_KEY });
     process.env[FAKE_KEY_ENV] = FAKE_KEY;
     t = await startTestGateway({
@@ -88,13 +79,7 @@ describe.skipIf(browser === null && !required)('managing the gateway from the da
     await client(t.keys.victim).chat.completions.create({ model: 'demo-chat', messages: [{ role: 'user', content: 'a priced call' }] });
     context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'light', acceptDownloads: true });
     page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && !/Failed to load resource: the server responded with a status of 40[01]\b/.test(msg.text())) problems.push(`console: ${msg.text()}`);
-    });
-    await page.addInitScript({
-      content: "window.cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));",
-    });
+    await watchPageProblems(page, problems);
   });
 
   afterAll(async () => {

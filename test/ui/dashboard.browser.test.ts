@@ -11,22 +11,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
+import { browserRequired, chromiumMissing, launchChromium, watchPageProblems } from '../support/browser.ts';
 
-const required = Boolean(process.env.CI) || process.env.GATEWAY_REQUIRE_BROWSER === '1';
-const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-
-let browser: Browser | null = null;
-let launchProblem = '';
-try {
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath, args: ['--no-sandbox'], headless: true, timeout: 30_000 });
-} catch (err) {
-  launchProblem = err instanceof Error ? err.message.split('\n')[0] : String(err);
-}
+const { browser, launchProblem } = await launchChromium();
 
 interface Snapshot {
   spend: { today_usd: number; month_usd: number };
@@ -39,7 +30,7 @@ function fmtUsd(v: number): string {
   return '$' + (a >= 1 ? v.toFixed(2) : a >= 0.01 ? v.toFixed(4) : v.toFixed(6));
 }
 
-describe.skipIf(browser === null && !required)('the dashboard page in headless Chromium', () => {
+describe.skipIf(browser === null && !browserRequired)('the dashboard page in headless Chromium', () => {
   let t: TestGateway;
   let context: BrowserContext;
   let page: Page;
@@ -65,7 +56,7 @@ describe.skipIf(browser === null && !required)('the dashboard page in headless C
   };
 
   beforeAll(async () => {
-    if (!browser) throw new Error(`Chromium could not be launched from ${executablePath} (${launchProblem}); install it with \`apt-get install -y chromium\` or set CHROMIUM_PATH.`);
+    if (!browser) throw chromiumMissing(launchProblem);
     t = await startTestGateway({
       demo: true,
       keys: [
@@ -82,16 +73,7 @@ describe.skipIf(browser === null && !required)('the dashboard page in headless C
       .catch(() => undefined);
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      // The wrong token (401) and the duplicate key name (400) are refused on purpose: Chromium logs
-      // those as failed resource loads. Anything else logged as an error is a problem.
-      if (msg.type() === 'error' && !/Failed to load resource: the server responded with a status of 40[01]\b/.test(msg.text())) problems.push(`console: ${msg.text()}`);
-    });
-    // Counted in the page itself (init scripts are not subject to the page's CSP).
-    await page.addInitScript({
-      content: "window.cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));",
-    });
+    await watchPageProblems(page, problems);
   });
 
   afterAll(async () => {
