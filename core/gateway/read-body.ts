@@ -3,7 +3,6 @@
  * the body timeout a 408, JSON nested absurdly deep a 400: never a crash or a hang.
  */
 import type { IncomingMessage } from 'node:http';
-import { StringDecoder } from 'node:string_decoder';
 import { badRequest, GatewayError, requestTooLarge } from '../errors.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
 
@@ -92,15 +91,9 @@ export function checkDepth(value: unknown, max = MAX_JSON_DEPTH): void {
 export async function readJsonObject(req: IncomingMessage, limitBytes: number, idleMs = DEFAULT_BODY_TIMEOUT_MS): Promise<{ json: Record<string, unknown>; text: string }> {
   const chunks = await readBodyChunks(req, limitBytes, idleMs);
   if (chunks.every((c) => c.length === 0)) throw badRequest('The request body is empty; send a JSON object.', 'invalid_json');
-  // Decoded chunk by chunk: no Buffer.concat of the whole body (a fresh 100 KB allocation per big prompt).
-  let text: string;
-  if (chunks.length === 1) text = chunks[0].toString('utf8');
-  else {
-    const decoder = new StringDecoder('utf8');
-    text = '';
-    for (const c of chunks) text += decoder.write(c);
-    text += decoder.end();
-  }
+  // One copy into one buffer, then one decode into a flat string: a StringDecoder per chunk built a rope that
+  // JSON.parse had to flatten again, ~3x the time at 100 KB (what a coding agent sends every turn).
+  const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

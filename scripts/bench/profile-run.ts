@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { OUT_DIR } from './common.ts';
-import { CHAT, loadSpec } from './context.ts';
+import { BIG_CHAT, CHAT, loadSpec } from './context.ts';
 import type { Scenario } from './context.ts';
 import { startGatewayProcess } from './gateway.ts';
 import { runLoad } from './load.ts';
@@ -23,11 +23,15 @@ export const profileScenario: Scenario = {
     try {
       const gw = await startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${ctx.upBase}/v1`, priority: 1 }], cpu: ctx.serverCpu, inspectable: true });
       try {
-        for (const stream of [false, true]) {
-          const mode = stream ? 'stream' : 'non-stream';
-          const file = path.join(dir, `gateway-${mode}.cpuprofile`);
+        const runs = [
+          { mode: 'non-stream', stream: false, api: CHAT, file: 'gateway-non-stream' },
+          { mode: 'stream', stream: true, api: CHAT, file: 'gateway-stream' },
+          { mode: '100 KB prompt', stream: false, api: BIG_CHAT, file: 'gateway-100kb' },
+        ] as const;
+        for (const { mode, stream, api, file: name } of runs) {
+          const file = path.join(dir, `${name}.cpuprofile`);
           const l = await runLoad({
-            ...loadSpec(ctx, gw.url, stream, gw.headers, CHAT, { mainPid: gw.mainPid, pids: () => serverPids(gw) }),
+            ...loadSpec(ctx, gw.url, stream, gw.headers, api, { mainPid: gw.mainPid, pids: () => serverPids(gw) }),
             beforeMeasure: () => gw.profileStart(),
             afterMeasure: () => gw.profileStop(file),
           });

@@ -75,7 +75,7 @@ export interface Verdict {
 }
 
 export interface ProfileResult {
-  mode: 'non-stream' | 'stream';
+  mode: 'non-stream' | 'stream' | '100 KB prompt';
   rps: number;
   cpuUsPerReq: number | null;
   summary: ProfileSummary;
