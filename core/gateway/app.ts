@@ -32,6 +32,7 @@ import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
 import { InflightCalls } from './inflight.ts';
 import { releaseMemoryWhenIdle } from './idle-memory.ts';
+import { pinTimeZone } from './pin-time-zone.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
 import { poolSizes } from '../upstream/pool-sizes.ts';
@@ -92,6 +93,8 @@ async function ensureDemo(store: GatewayState): Promise<{ name: string; secret: 
 }
 
 export async function startGateway(opts: StartOptions): Promise<RunningGateway> {
+  // Before any thread that reads local time (the audit and read threads) starts.
+  pinTimeZone();
   const home = ensureDataHome(opts.home);
   const paths = dataPaths(home);
   const settings = loadSettings(paths.settings, { ...opts.settings, port: opts.port ?? opts.settings?.port, host: opts.host ?? opts.settings?.host });
