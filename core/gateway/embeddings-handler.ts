@@ -55,7 +55,7 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
         // An input the adapter cannot express (Gemini: token arrays, > 100 inputs) throws a GatewayError that
         // goes back as is, code and param included, as chat does; anything else thrown is a bug of ours (500).
         const upstreamReq = adapter.embeddingsRequest(raw, callCtx);
-        const sent = await sendToProvider(deps, adapter, upstreamReq, timeouts, ctx.abort.signal);
+        const sent = await sendToProvider(deps, adapter, upstreamReq, timeouts, ctx.abort.signal, ctx.onQueued);
         if (!sent.ok) return sent;
         const read = await readJsonBody(sent.res);
         if (!read.ok) return read;

@@ -101,7 +101,7 @@ export async function runPassthrough(ctx: RequestContext, admission: Admission, 
     admission.strategy,
     async (c, apiKey): Promise<AttemptOutcome<PassthroughValue>> => {
       const callCtx: CallContext = { provider: c.runtime.settings, model: c.model, apiKey, stream: opts.stream };
-      const sent = await sendToProvider(deps, c.runtime.adapter, passthroughRequestFor(c, opts.path, opts.body(callCtx), callCtx), timeouts, ctx.abort.signal);
+      const sent = await sendToProvider(deps, c.runtime.adapter, passthroughRequestFor(c, opts.path, opts.body(callCtx), callCtx), timeouts, ctx.abort.signal, ctx.onQueued);
       if (!sent.ok) return sent;
       const contentType = header(sent.res.headers['content-type']);
       if (opts.stream && /^text\/event-stream/i.test(contentType)) return { ok: true, value: { kind: 'sse', contentType, res: sent.res } };

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StoredKey } from '../storage/keys-repo.ts';
 import type { CallRecord } from './call-record.ts';
 import type { GatewayDeps } from './deps.ts';
+import type { QueueWaitReporter } from '../upstream/queue-wait.ts';
 
 export interface RequestContext {
   deps: GatewayDeps;
@@ -19,6 +20,8 @@ export interface RequestContext {
   bodyText?: string;
   /** Set when a stopping gateway cut this call (the abort is ours, not the client's). */
   cut?: boolean;
+  /** Told when an upstream call waited for a pooled connection. */
+  onQueued?: QueueWaitReporter;
 }
 
 export const clientGone = (ctx: RequestContext): boolean => ctx.abort.signal.aborted;

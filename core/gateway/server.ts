@@ -30,7 +30,6 @@ import { readBody, readJsonObject } from './read-body.ts';
 import { capCallRow } from '../storage/field-caps.ts';
 import { MAX_BODY_BYTES, truncateBody } from '../storage/audit-writer.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
-import { queueWaitReporter } from '../upstream/queue-wait.ts';
 import { answerClientError } from './client-error.ts';
 import { capConnections, tooManyConnections } from './connection-cap.ts';
 import { storageFailure } from './storage-failure.ts';
@@ -107,12 +106,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     const match = matchRoute(method, path);
     switch (match.kind) {
       case 'call':
-        // A call that waits for a pooled upstream connection says so: a header, and a log line. Record and
-        // replay wrap whichever handler serves the route, keyed by its endpoint (core/cassettes/).
-        return queueWaitReporter.run((waitedMs, origin) => {
-          if (!res.headersSent) res.setHeader('x-gateway-queued-ms', String(waitedMs));
-          console.error(`[gateway] ${requestId} waited ${waitedMs} ms for a connection to ${origin} (pool full)`);
-        }, () => cassettes(req, res, { endpoint: match.endpoint, requestId, headers: cors }, (r) => modelCall(r, res, requestId, match.route, match.endpoint, cors)));
+        // Record and replay wrap whichever handler serves the route, keyed by its endpoint (core/cassettes/).
+        return cassettes(req, res, { endpoint: match.endpoint, requestId, headers: cors }, (r) => modelCall(r, res, requestId, match.route, match.endpoint, cors));
       case 'plain':
         return plain(req, res, requestId, match.route, match.param, new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)), cors);
       case 'admin':
@@ -170,7 +165,12 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    return { deps, req, res, requestId, key: undefined as never, record, abort, baseHeaders: { ...cors } };
+    // A call that waits for a pooled upstream connection says so: a header, and a log line.
+    const onQueued = (waitedMs: number, origin: string): void => {
+      if (!res.headersSent) res.setHeader('x-gateway-queued-ms', String(waitedMs));
+      console.error(`[gateway] ${requestId} waited ${waitedMs} ms for a connection to ${origin} (pool full)`);
+    };
+    return { deps, req, res, requestId, key: undefined as never, record, abort, baseHeaders: { ...cors }, onQueued };
   }
 
   async function modelCall(req: IncomingMessage, res: ServerResponse, requestId: string, route: ModelCallRoute, endpoint: string, cors: Record<string, string>): Promise<void> {

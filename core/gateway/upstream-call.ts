@@ -2,6 +2,7 @@
 import type { ProviderAdapter, UpstreamRequest } from '../providers/types.ts';
 import { TransportError } from '../upstream/transport.ts';
 import type { Timeouts, UpstreamResponse } from '../upstream/transport.ts';
+import type { QueueWaitReporter } from '../upstream/queue-wait.ts';
 import type { AttemptFailure } from './attempts.ts';
 import { ClientGone } from './attempts.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -20,10 +21,11 @@ export async function sendToProvider(
   req: UpstreamRequest,
   timeouts: Timeouts,
   signal: AbortSignal,
+  onQueued?: QueueWaitReporter,
 ): Promise<Sent> {
   let res: UpstreamResponse;
   try {
-    res = await deps.transport.send(req, timeouts, signal);
+    res = await deps.transport.send(req, timeouts, signal, onQueued);
   } catch (err) {
     return transportFailure(err);
   }

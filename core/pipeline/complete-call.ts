@@ -24,7 +24,7 @@ export async function completeCall(ctx: RequestContext, call: PipelineCall, admi
     async (c, apiKey): Promise<AttemptOutcome<Answer>> => {
       const callCtx = { provider: c.runtime.settings, model: c.model, apiKey, stream: false };
       const codec = codecFor(c);
-      const sent = await sendToProvider(deps, c.runtime.adapter, codec.request(callCtx), timeouts, ctx.abort.signal);
+      const sent = await sendToProvider(deps, c.runtime.adapter, codec.request(callCtx), timeouts, ctx.abort.signal, ctx.onQueued);
       if (!sent.ok) return sent;
       const read = await readJsonBody(sent.res);
       if (!read.ok) return read;

@@ -42,7 +42,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   const open = async (c: Candidate, apiKey: string | null, retried: boolean): Promise<AttemptOutcome<OpenStream>> => {
     const callCtx = { provider: c.runtime.settings, model: c.model, apiKey, stream: true };
     const codec = codecFor(c);
-    const sent = await sendToProvider(deps, c.runtime.adapter, codec.request(callCtx), timeouts, ctx.abort.signal);
+    const sent = await sendToProvider(deps, c.runtime.adapter, codec.request(callCtx), timeouts, ctx.abort.signal, ctx.onQueued);
     if (!sent.ok) {
       const f = sent.failure;
       // An upstream that refuses stream_options is retried once without it, and remembered.

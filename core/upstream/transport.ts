@@ -7,7 +7,7 @@ import { Agent, Pool, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { UpstreamRequest } from '../providers/types.ts';
 import { ConnectionGate, QueueTimeout } from './connection-gate.ts';
-import { queueWaitReporter } from './queue-wait.ts';
+import type { QueueWaitReporter } from './queue-wait.ts';
 
 export interface Timeouts {
   connectMs: number;
@@ -74,7 +74,7 @@ export class Transport {
     return Object.fromEntries([...this.gates].map(([origin, gate]) => [origin, gate.stats()]));
   }
 
-  async send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortSignal): Promise<UpstreamResponse> {
+  async send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortSignal, onQueued?: QueueWaitReporter): Promise<UpstreamResponse> {
     const gate = this.gateFor(req.url);
     let waited: number;
     try {
@@ -83,7 +83,7 @@ export class Transport {
       if (err instanceof QueueTimeout) throw new TransportError('timeout', 'GATEWAY_POOL_QUEUE_TIMEOUT', err.message);
       throw classifyTransportError(err);
     }
-    if (waited > 0) queueWaitReporter.getStore()?.(waited, gate.origin);
+    if (waited > 0) onQueued?.(waited, gate.origin);
     let released = false;
     const release = () => {
       if (released) return;

@@ -52,7 +52,7 @@ export async function handleCountTokens(ctx: RequestContext, raw: Record<string,
     const apiKey = await deps.providerKeys.keyFor(anthropic.runtime.settings).catch(() => null);
     const request = parseMessagesRequest({ ...body, max_tokens: 1 }, ctx.req.headers);
     const callCtx = { provider: anthropic.runtime.settings, model: anthropic.model, apiKey, stream: false };
-    const sent = await sendToProvider(deps, anthropic.runtime.adapter, anthropicPassthroughRequest(body, request.forwardHeaders, callCtx, '/v1/messages/count_tokens'), timeoutsFor(deps, false), ctx.abort.signal);
+    const sent = await sendToProvider(deps, anthropic.runtime.adapter, anthropicPassthroughRequest(body, request.forwardHeaders, callCtx, '/v1/messages/count_tokens'), timeoutsFor(deps, false), ctx.abort.signal, ctx.onQueued);
     record.provider = anthropic.provider;
     record.model = anthropic.model;
     record.secrets.push(apiKey);
