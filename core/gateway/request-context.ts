@@ -20,6 +20,8 @@ export interface RequestContext {
   bodyText?: string;
   /** Set when a stopping gateway cut this call (the abort is ours, not the client's). */
   cut?: boolean;
+  /** Where InflightCalls holds this call while it runs. */
+  inflightSlot?: number;
   /** Told when an upstream call waited for a pooled connection. */
   onQueued?: QueueWaitReporter;
 }
