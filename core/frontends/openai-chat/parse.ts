@@ -86,54 +86,97 @@ export function parseChatRequest(body: ChatRequest, headers: IncomingHttpHeaders
     built.tools.splice(0, built.tools.length, ...narrowed.tools);
     toolChoice = narrowed.toolChoice;
   }
-  const max = body.max_completion_tokens ?? body.max_tokens;
-  const rf = body.response_format;
   const extra: Obj = {};
   for (const k in body) if (!KNOWN.has(k)) extra[k] = body[k];
   const forwardHeaders: Record<string, string> = {};
   const beta = headers['anthropic-beta'];
   if (typeof beta === 'string') forwardHeaders['anthropic-beta'] = beta;
-  const effort = body.reasoning_effort;
-  const request: Omit<CallRequest, 'system' | 'messages' | 'tools'> = {
-    inbound: 'openai-chat',
-    model: body.model,
-    ...(toolChoice ? { toolChoice } : {}),
-    ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
-    maxOutputTokens: typeof max === 'number' && max > 0 ? max : null,
-    ...(typeof body.temperature === 'number' ? { temperature: body.temperature } : {}),
-    ...(typeof body.top_p === 'number' ? { topP: body.top_p } : {}),
-    ...(typeof body.stop === 'string' ? { stop: [body.stop] } : Array.isArray(body.stop) ? { stop: body.stop.filter((s): s is string => typeof s === 'string') } : {}),
-    n: typeof body.n === 'number' && body.n > 0 ? body.n : 1,
-    ...(typeof body.seed === 'number' ? { seed: body.seed } : {}),
-    ...(typeof effort === 'string' ? { reasoning: { effort: effort as NonNullable<CallRequest['reasoning']>['effort'] } } : {}),
-    ...(isObj(rf) && (rf.type === 'json_object' || rf.type === 'text') ? { responseFormat: { type: rf.type } } : {}),
-    ...(isObj(rf) && rf.type === 'json_schema' && isObj(rf.json_schema)
-      ? { responseFormat: { type: 'json_schema' as const, name: String(rf.json_schema.name ?? 'response'), schema: isObj(rf.json_schema.schema) ? rf.json_schema.schema : {}, ...(typeof rf.json_schema.strict === 'boolean' ? { strict: rf.json_schema.strict } : {}) } }
-      : {}),
-    stream: body.stream === true,
-    streamUsage: isObj(body.stream_options) && body.stream_options.include_usage === true,
-    ...(typeof body.service_tier === 'string' ? { serviceTier: body.service_tier } : {}),
-    extra,
-    forwardHeaders,
-    raw: body,
-  };
-  return withLazyConversation(request, body, built);
+  return new ChatCallRequest(body, toolChoice, extra, forwardHeaders, built);
 }
 
+type Conversation = Pick<CallRequest, 'system' | 'messages' | 'tools'>;
+
 /**
- * The request with `system`, `messages` and `tools` built on first read: the pass-through to an
- * OpenAI-protocol upstream (the common case) sends the client's body and never reads them.
+ * A chat body as the call model, its conversation (`system`, `messages`, `tools`) built on first read: the
+ * pass-through to an OpenAI-protocol upstream (the common case) sends the client's body and never reads it.
+ * A class with the same fields in the same order every time, so reading them stays fast; the lazy three
+ * are accessors on the prototype (no per-call closures or property descriptors).
  */
-function withLazyConversation(request: Omit<CallRequest, 'system' | 'messages' | 'tools'>, body: ChatRequest, prebuilt: Pick<CallRequest, 'system' | 'messages' | 'tools'> | null): CallRequest {
-  let built = prebuilt;
-  const get = () => (built ??= conversation(body));
-  const lazy = <K extends 'system' | 'messages' | 'tools'>(k: K): PropertyDescriptor => ({
-    enumerable: true,
-    configurable: true,
-    get: () => get()[k],
-    set(v: CallRequest[K]) {
-      Object.defineProperty(request, k, { value: v, writable: true, enumerable: true, configurable: true });
-    },
-  });
-  return Object.defineProperties(request, { system: lazy('system'), messages: lazy('messages'), tools: lazy('tools') }) as CallRequest;
+class ChatCallRequest implements CallRequest {
+  readonly inbound = 'openai-chat' as const;
+  model: string;
+  toolChoice: CallRequest['toolChoice'];
+  parallelToolCalls: boolean | undefined;
+  maxOutputTokens: number | null;
+  temperature: number | undefined;
+  topP: number | undefined;
+  stop: string[] | undefined;
+  n: number;
+  seed: number | undefined;
+  reasoning: CallRequest['reasoning'];
+  responseFormat: CallRequest['responseFormat'];
+  stream: boolean;
+  streamUsage: boolean;
+  serviceTier: string | undefined;
+  extra: Obj;
+  forwardHeaders: Record<string, string>;
+  raw: ChatRequest;
+  #conversation: Conversation | null;
+
+  constructor(body: ChatRequest, toolChoice: CallRequest['toolChoice'], extra: Obj, forwardHeaders: Record<string, string>, built: Conversation | null) {
+    const max = body.max_completion_tokens ?? body.max_tokens;
+    const rf = body.response_format;
+    const effort = body.reasoning_effort;
+    this.model = body.model;
+    this.toolChoice = toolChoice;
+    this.parallelToolCalls = typeof body.parallel_tool_calls === 'boolean' ? body.parallel_tool_calls : undefined;
+    this.maxOutputTokens = typeof max === 'number' && max > 0 ? max : null;
+    this.temperature = typeof body.temperature === 'number' ? body.temperature : undefined;
+    this.topP = typeof body.top_p === 'number' ? body.top_p : undefined;
+    this.stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((s): s is string => typeof s === 'string') : undefined;
+    this.n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
+    this.seed = typeof body.seed === 'number' ? body.seed : undefined;
+    this.reasoning = typeof effort === 'string' ? { effort: effort as NonNullable<CallRequest['reasoning']>['effort'] } : undefined;
+    this.responseFormat =
+      isObj(rf) && (rf.type === 'json_object' || rf.type === 'text')
+        ? { type: rf.type }
+        : isObj(rf) && rf.type === 'json_schema' && isObj(rf.json_schema)
+          ? { type: 'json_schema', name: String(rf.json_schema.name ?? 'response'), schema: isObj(rf.json_schema.schema) ? rf.json_schema.schema : {}, ...(typeof rf.json_schema.strict === 'boolean' ? { strict: rf.json_schema.strict } : {}) }
+          : undefined;
+    this.stream = body.stream === true;
+    this.streamUsage = isObj(body.stream_options) && body.stream_options.include_usage === true;
+    this.serviceTier = typeof body.service_tier === 'string' ? body.service_tier : undefined;
+    this.extra = extra;
+    this.forwardHeaders = forwardHeaders;
+    this.raw = body;
+    this.#conversation = built;
+  }
+
+  #built(): Conversation {
+    return (this.#conversation ??= conversation(this.raw));
+  }
+
+  get system(): TextPart[] {
+    return this.#built().system;
+  }
+
+  set system(v: TextPart[]) {
+    this.#built().system = v;
+  }
+
+  get messages(): CallMessage[] {
+    return this.#built().messages;
+  }
+
+  set messages(v: CallMessage[]) {
+    this.#built().messages = v;
+  }
+
+  get tools(): ToolDefinition[] {
+    return this.#built().tools;
+  }
+
+  set tools(v: ToolDefinition[]) {
+    this.#built().tools = v;
+  }
 }
