@@ -10,11 +10,23 @@ import { note, out, printJson, withStore } from '../context.ts';
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-/** `2026-11-24 10:24:53` in the machine's local time: what a user compares with their clock. */
+let lastSecond = Number.NaN;
+let lastText = '';
+
+/**
+ * `2026-11-24 10:24:53` in the machine's local time: what a user compares with their clock. The text of the
+ * last second is kept: `gateway start` prints a line per call, many in the same second.
+ */
 export function localTime(iso: string): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const second = Math.floor(t / 1000);
+  if (second !== lastSecond) {
+    const d = new Date(t);
+    lastText = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    lastSecond = second;
+  }
+  return lastText;
 }
 
 /** A call's cost in words: refused calls cost nothing (`-`), unpriced ones say so, estimates end in `~`. */

@@ -2,7 +2,7 @@
  * Local API keys: the `sk-gw-...` secrets the gateway hands to each tool. Only their SHA-256 hash is
  * ever stored; the secret itself is shown once and then exists only in the tool that uses it.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const LOCAL_KEY_PREFIX = 'sk-gw-';
 /** 40 base62 characters carry ~238 bits of entropy, well above the 32-character minimum of the format. */
@@ -36,7 +36,8 @@ export function generateLocalKey(): string {
 
 /** Hex SHA-256 of the full secret: what the `keys.hash` column holds and what requests are matched by. */
 export function hashLocalKey(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  // The one-shot form: no Hash object per request (it is on every call's path).
+  return hash('sha256', secret, 'hex');
 }
 
 export function looksLikeLocalKey(s: string): boolean {

@@ -18,16 +18,42 @@ export function spliceUsageCost(text: string, usage: Record<string, unknown>, co
   if (text.charCodeAt(open) !== 123) return null;
   const close = objectEnd(text, open);
   if (close === -1) return null;
-  // The span must be that object (guards against a `usage` written with escapes elsewhere).
+  // The span must be that object (guards against a `usage` written with escapes elsewhere): the same
+  // members with the same values, compared without serialising either side.
   let parsed: unknown;
   try {
     parsed = JSON.parse(text.slice(open, close + 1));
   } catch {
     return null;
   }
-  if (JSON.stringify(parsed) !== JSON.stringify(usage)) return null;
-  const empty = text.slice(open + 1, close).trim() === '';
+  if (!sameJson(parsed, usage)) return null;
+  let empty = true;
+  for (let i = open + 1; i < close && empty; i++) {
+    const c = text.charCodeAt(i);
+    empty = c === 32 || c === 10 || c === 13 || c === 9;
+  }
   return `${text.slice(0, close)}${empty ? '' : ','}"cost":${formatUsd(cost)}${text.slice(close)}`;
+}
+
+/** Deep equality of two JSON values (as JSON.parse gives them). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in ao) {
+    if (!Object.hasOwn(bo, k) || !sameJson(ao[k], bo[k])) return false;
+    n++;
+  }
+  for (const k in bo) if (Object.hasOwn(bo, k)) n--;
+  return n === 0;
 }
 
 /** Index of the `}` closing the object that opens at `open`, strings skipped; -1 if unbalanced. */
