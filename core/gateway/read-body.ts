@@ -5,6 +5,8 @@
 import type { IncomingMessage } from 'node:http';
 import { badRequest, GatewayError, requestTooLarge } from '../errors.ts';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../settings.ts';
+import { stopWatching, watchSilence } from './silence-watch.ts';
+import type { Watched } from './silence-watch.ts';
 
 /** Deeper JSON is refused: real requests (tool schemas included) nest a few dozen levels at most. */
 export const MAX_JSON_DEPTH = 128;
@@ -35,14 +37,9 @@ async function readBodyChunks(req: IncomingMessage, limitBytes: number, idleMs: 
   return new Promise<Buffer[]>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let timer: NodeJS.Timeout | null = null;
-    const arm = () => {
-      if (idleMs <= 0) return;
-      if (timer) timer.refresh();
-      else timer = setTimeout(onSilence, idleMs);
-    };
+    let watched: Watched | null = null;
     const finish = (err: GatewayError | null, body?: Buffer[]) => {
-      if (timer) clearTimeout(timer);
+      if (watched) stopWatching(idleMs, watched);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -58,7 +55,7 @@ async function readBodyChunks(req: IncomingMessage, limitBytes: number, idleMs: 
         return;
       }
       chunks.push(chunk);
-      arm();
+      if (watched) watched.last = performance.now();
     };
     const onEnd = () => finish(null, chunks);
     const onError = () => finish(badRequest('The request body could not be read.', 'invalid_body'));
@@ -72,7 +69,7 @@ async function readBodyChunks(req: IncomingMessage, limitBytes: number, idleMs: 
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
-    arm();
+    if (idleMs > 0) watched = watchSilence(idleMs, onSilence);
   });
 }
 

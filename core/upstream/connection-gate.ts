@@ -38,12 +38,18 @@ export class ConnectionGate {
     this.drain();
   }
 
-  /** Resolves with the time waited (ms) once a slot is held; `release` must be called exactly once after. */
-  acquire(signal?: AbortSignal): Promise<number> {
+  /** Takes a slot now if one is free and nobody waits (the common case, without a promise); false otherwise. */
+  tryAcquire(): boolean {
     if (this.active < this.limit && this.waiting.length === 0) {
       this.active++;
-      return Promise.resolve(0);
+      return true;
     }
+    return false;
+  }
+
+  /** Resolves with the time waited (ms) once a slot is held; `release` must be called exactly once after. */
+  acquire(signal?: AbortSignal): Promise<number> {
+    if (this.tryAcquire()) return Promise.resolve(0);
     const started = performance.now();
     return new Promise<number>((resolve, reject) => {
       const waiter: Waiter = {

@@ -80,9 +80,9 @@ export class Transport {
 
   async send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortSignal, onQueued?: QueueWaitReporter): Promise<UpstreamResponse> {
     const gate = this.gateFor(req.url);
-    let waited: number;
+    let waited = 0;
     try {
-      waited = await gate.acquire(signal);
+      if (!gate.tryAcquire()) waited = await gate.acquire(signal);
     } catch (err) {
       if (err instanceof QueueTimeout) throw new TransportError('timeout', 'GATEWAY_POOL_QUEUE_TIMEOUT', err.message);
       throw classifyTransportError(err);
