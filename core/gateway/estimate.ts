@@ -59,7 +59,7 @@ type PromptTexts = string | readonly string[];
  * a budget or TPM reservation), the call waits for it and its reservation is exact; otherwise the count
  * runs while the call is forwarded, for the estimated usage if the upstream reports none.
  */
-export async function promptTokenCounter(texts: PromptTexts | (() => PromptTexts), needed: boolean): Promise<PromptCount> {
+export function promptTokenCounter(texts: PromptTexts | (() => PromptTexts), needed: boolean): PromptCount | Promise<PromptCount> {
   if (typeof texts === 'function') {
     if (!needed) return lazyCounter(texts);
     texts = texts();
@@ -75,6 +75,11 @@ export async function promptTokenCounter(texts: PromptTexts | (() => PromptTexts
     };
     return count;
   }
+  // Only a huge prompt waits (on the tokenizer thread); an ordinary one is answered without a promise.
+  return offThreadCounter(list, chars, needed);
+}
+
+async function offThreadCounter(list: readonly string[], chars: number, needed: boolean): Promise<PromptCount> {
   const pending = countTokensOffThread(list);
   let known: number | null = needed ? await pending : null;
   if (known === null) void pending.then((n) => (known = n));
@@ -88,7 +93,7 @@ export async function promptTokenCounter(texts: PromptTexts | (() => PromptTexts
  * asks, so the prompt's text (given as a function) is built then, not on every call.
  */
 function lazyCounter(texts: () => PromptTexts): PromptCount {
-  let inner: Promise<PromptCount> | null = null;
+  let inner: PromptCount | Promise<PromptCount> | null = null;
   const get = () => (inner ??= promptTokenCounter(texts(), false));
   let memo: number | null = null;
   // Admission asks only when it needs the count (never here); answered as the eager counter would, unwaited.

@@ -2,6 +2,7 @@
  * `POST /v1/messages` on the call pipeline, and `POST /v1/messages/count_tokens`: proxied to an
  * Anthropic provider that serves the model, else counted locally; never billed, never an inference call.
  */
+import { isPromise } from '../../state/awaitable.ts';
 import { forbidden, modelNotFound } from '../../errors.ts';
 import { admissionCountsPrompt, countTokensExact, promptTokenCounter } from '../../gateway/estimate.ts';
 import type { Priced } from '../../gateway/call-record.ts';
@@ -18,7 +19,8 @@ import { countTokensSchema } from './schema.ts';
 
 export async function handleMessages(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const request = anthropicMessagesFrontEnd.parse(raw, ctx.req.headers);
-  const promptTokens = await promptTokenCounter(() => promptText(request), admissionCountsPrompt(ctx.key));
+  const counted = promptTokenCounter(() => promptText(request), admissionCountsPrompt(ctx.key));
+  const promptTokens = isPromise(counted) ? await counted : counted;
   await runCall(ctx, {
     frontEnd: anthropicMessagesFrontEnd,
     request,

@@ -5,6 +5,7 @@
  * or is refused with a 400 naming the field; built-in tools are dropped for bridged upstreams and the
  * answer says so in `x-gateway-dropped-tools`.
  */
+import { isPromise } from '../../state/awaitable.ts';
 import type { GatewayError } from '../../errors.ts';
 import { admissionCountsPrompt, estimateUsage, promptTokenCounter } from '../../gateway/estimate.ts';
 import type { Candidate } from '../../gateway/model-router.ts';
@@ -41,7 +42,8 @@ export async function handleResponses(ctx: RequestContext, raw: Record<string, u
     refusal = err as GatewayError;
   }
   const headers: Record<string, string> = {};
-  const promptTokens = await promptTokenCounter(() => responsesPromptText(request), admissionCountsPrompt(ctx.key));
+  const counted = promptTokenCounter(() => responsesPromptText(request), admissionCountsPrompt(ctx.key));
+  const promptTokens = isPromise(counted) ? await counted : counted;
   await runCall(ctx, {
     frontEnd: responsesFrontEndFor(request, headers),
     request,
