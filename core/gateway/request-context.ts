@@ -18,6 +18,8 @@ export interface RequestContext {
   baseHeaders: Record<string, string>;
   /** The client's JSON body as sent, forwarded as-is to an upstream when no rewrite applies. */
   bodyText?: string;
+  /** The same body as the bytes the client sent. */
+  bodyBytes?: Buffer;
   /** Set when a stopping gateway cut this call (the abort is ours, not the client's). */
   cut?: boolean;
   /** Where InflightCalls holds this call while it runs. */

@@ -193,10 +193,11 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         // Multipart: the raw bytes are forwarded as sent; the handler reads the fields it routes on.
         await handleAudio(ctx, route, await readBody(req, deps.settings.bodyLimitBytes, bodyMs));
       } else {
-        const { json, text } = await readJsonObject(req, deps.settings.bodyLimitBytes, bodyMs);
+        const { json, text, bytes } = await readJsonObject(req, deps.settings.bodyLimitBytes, bodyMs);
         // The audit writer cuts and scrubs it on its own thread (only a huge body is cut here).
         record.requestBody = boundedBody(text);
         ctx.bodyText = text;
+        ctx.bodyBytes = bytes;
         record.stream = json.stream === true;
         if (route === 'chat') await handleChat(ctx, json);
         else if (route === 'responses') await handleResponses(ctx, json);

@@ -57,6 +57,8 @@ export interface CallContext {
   forwardHeaders?: Record<string, string>;
   /** The client's own JSON text of the body, sent as-is (no re-serialising) when none of the adapter's rewrites apply. */
   bodyText?: string;
+  /** The same body as the bytes the client sent: sent instead of `bodyText` when that goes unchanged (no encoding again). */
+  bodyBytes?: Uint8Array;
 }
 
 /** A non-stream result: an OpenAI `chat.completion` object (usage included when known). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { spliceUsageCost } from '../../core/frontends/openai-chat/cost-splice.ts';
 import { stringifyWithCost } from '../../core/pricing/cost.ts';
-import { clientChatText, openAIChatBody } from '../../core/providers/openai/request.ts';
+import { clientChatText, openAIChatBody, openAIChatRequest } from '../../core/providers/openai/request.ts';
 import type { CallContext, ChatRequest, ProviderSettings } from '../../core/providers/types.ts';
 
 const provider: ProviderSettings = { name: 'p', type: 'openai-compatible', preset: null, baseUrl: 'http://127.0.0.1:1/v1', models: null, priority: 1, keyEnv: null, keySource: 'none', options: {}, seq: 1 };
@@ -35,6 +35,23 @@ describe("the client's request bytes, forwarded when nothing is rewritten", () =
     expect(JSON.parse(text)).toEqual(openAIChatBody(body, ctx({ stream: true })));
     const refusing = ctx({ stream: true, provider: { ...provider, options: { streamOptions: false } } });
     expect(clientChatText(body, text, refusing)).toBeNull();
+  });
+
+  it("sends the client's own bytes when its text goes unchanged, and never when a rewrite applies", () => {
+    const text = `{ "model": "gpt-4o-mini",\n "messages": ${JSON.stringify(messages)} }`;
+    const bytes = Buffer.from(text);
+    const body = JSON.parse(text) as ChatRequest;
+    const sent = openAIChatRequest(body, ctx({ bodyText: text, bodyBytes: bytes }));
+    expect(sent.bodyBytes).toBe(bytes);
+    expect(sent.body).toBe(text);
+    // Another model name: the rewritten text goes, not the client's bytes.
+    const renamed = openAIChatRequest(body, ctx({ model: 'gpt-4o', bodyText: text, bodyBytes: bytes }));
+    expect(renamed.bodyBytes).toBeUndefined();
+    expect(JSON.parse(renamed.body ?? '')).toMatchObject({ model: 'gpt-4o' });
+    // A stream gets include_usage spliced in: its text differs, so the bytes stay home.
+    const streamText = JSON.stringify({ model: 'gpt-4o-mini', messages, stream: true });
+    const streamed = openAIChatRequest(JSON.parse(streamText) as ChatRequest, ctx({ stream: true, bodyText: streamText, bodyBytes: Buffer.from(streamText) }));
+    expect(streamed.bodyBytes).toBeUndefined();
   });
 
   it('declines when a rewrite applies: another model, `user`, the client\'s own stream_options', () => {

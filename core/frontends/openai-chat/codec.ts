@@ -76,10 +76,10 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
   };
 }
 
-export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>, req?: CallRequest, bodyText?: string) => (c: Candidate): UpstreamCodec =>
+export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>, req?: CallRequest, bodyText?: string, bodyBytes?: Uint8Array) => (c: Candidate): UpstreamCodec =>
   req && c.runtime.adapter.protocol === 'anthropic-messages'
     ? neutralCodec(c, req)
-    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, bodyText === undefined ? { ...ctx, forwardHeaders } : { ...ctx, forwardHeaders, bodyText }), chatCompletionText);
+    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, bodyText === undefined ? { ...ctx, forwardHeaders } : { ...ctx, forwardHeaders, bodyText, ...(bodyBytes ? { bodyBytes } : {}) }), chatCompletionText);
 
 export function chatCompletionText(body: Record<string, unknown>): string {
   const choices = body.choices;

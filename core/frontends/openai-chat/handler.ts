@@ -15,7 +15,7 @@ export async function handleChat(ctx: RequestContext, raw: Record<string, unknow
   await runCall(ctx, {
     frontEnd: openAIChatFrontEnd,
     request,
-    codecFor: chatCodec(body, request.forwardHeaders, request, ctx.bodyText),
+    codecFor: chatCodec(body, request.forwardHeaders, request, ctx.bodyText, ctx.bodyBytes),
     promptTokens,
     estimate: (text) => estimateUsage(promptTokens, text, body.messages.length),
   });

@@ -34,12 +34,11 @@ export function openAIChatBody(body: Record<string, unknown>, ctx: CallContext):
 }
 
 export function openAIChatRequest(body: ChatRequest, ctx: CallContext, path = '/chat/completions'): UpstreamRequest {
-  return {
-    method: 'POST',
-    url: joinUrl(ctx.provider.baseUrl, path),
-    headers: openAIHeaders(ctx.apiKey),
-    body: (ctx.bodyText !== undefined ? clientChatText(body, ctx.bodyText, ctx) : null) ?? JSON.stringify(openAIChatBody(body, ctx)),
-  };
+  const text = (ctx.bodyText !== undefined ? clientChatText(body, ctx.bodyText, ctx) : null) ?? JSON.stringify(openAIChatBody(body, ctx));
+  const request: UpstreamRequest = { method: 'POST', url: joinUrl(ctx.provider.baseUrl, path), headers: openAIHeaders(ctx.apiKey), body: text };
+  // The client's bytes as they came: no second UTF-8 encoding of the body (100 KB prompts every agent turn).
+  if (text === ctx.bodyText && ctx.bodyBytes !== undefined) request.bodyBytes = ctx.bodyBytes;
+  return request;
 }
 
 /**
