@@ -30,6 +30,32 @@ export interface RetentionOptions {
   checkEveryMs?: number;
 }
 
+/**
+ * Whether `enforce` could delete anything, from indexes and pragmas only (no count of the table): an idle
+ * gateway's start and its hourly check then need no audit thread (~20 MiB resident) when nothing is due.
+ * May say yes when nothing is due (the row count is bounded by the rowid span), never no when something is.
+ */
+export function retentionDue(db: Database, options: RetentionOptions, now = Date.now()): boolean {
+  // One aggregate a statement: SQLite answers a lone MIN/MAX from the index or the rowid, not by a scan.
+  const oldest = (db.prepare('SELECT MIN(time) AS t FROM calls').get() as { t: number | null }).t;
+  if (oldest === null) return false;
+  if (options.maxAgeMs !== undefined && oldest < now - options.maxAgeMs) return true;
+  if (options.maxRows !== undefined) {
+    const lo = (db.prepare('SELECT MIN(rowid) AS r FROM calls').get() as { r: number }).r;
+    const hi = (db.prepare('SELECT MAX(rowid) AS r FROM calls').get() as { r: number }).r;
+    if (hi - lo + 1 > options.maxRows) return true;
+  }
+  return options.maxBytes !== undefined && usedBytes(db) > options.maxBytes;
+}
+
+/** Bytes the database's pages hold, free pages left out. */
+function usedBytes(db: Database): number {
+  const pages = db.pragma('page_count', { simple: true }) as number;
+  const free = db.pragma('freelist_count', { simple: true }) as number;
+  const size = db.pragma('page_size', { simple: true }) as number;
+  return (pages - free) * size;
+}
+
 /** Room left under the row cap after a trim, so a busy server does not trim on every batch. */
 const ROW_SLACK = 0.01;
 
@@ -87,7 +113,7 @@ export class Retention {
     }
     const { maxBytes } = this.options;
     if (maxBytes === undefined) return deleted;
-    for (let round = 0; round < 50 && this.usedBytes() > maxBytes && (this.rows ?? 0) > 0; round++) {
+    for (let round = 0; round < 50 && usedBytes(this.db) > maxBytes && (this.rows ?? 0) > 0; round++) {
       // A tenth of the rows a round: the file shrinks only as pages empty, so go in steps and re-measure.
       const n = this.trim(Math.ceil((this.rows ?? 0) / 10));
       deleted += n;
@@ -95,13 +121,6 @@ export class Retention {
       if (n === 0) break;
     }
     return deleted;
-  }
-
-  private usedBytes(): number {
-    const pages = this.db.pragma('page_count', { simple: true }) as number;
-    const free = this.db.pragma('freelist_count', { simple: true }) as number;
-    const size = this.db.pragma('page_size', { simple: true }) as number;
-    return (pages - free) * size;
   }
 
   private reclaim(): void {

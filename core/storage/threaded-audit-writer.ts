@@ -10,6 +10,7 @@ import { AuditWriter } from './audit-writer.ts';
 import type { AuditWriterOptions, AuditWriterStats, CallRow, CallRowListener } from './audit-writer.ts';
 import type { AuditThreadData, AuditThreadMessage } from './audit-thread.ts';
 import type { Database } from './db.ts';
+import { retentionDue } from './retention.ts';
 
 /** The writer interface the Store exposes, whichever thread does the writing. */
 export interface AuditSink {
@@ -118,7 +119,9 @@ export class ThreadedAuditWriter implements AuditSink {
     if (this.closed) return;
     if (this.fallback) this.fallback.enforceRetention();
     else {
-      // Retention is work of its own (a start over a full table has rows to purge): it starts the thread.
+      // Retention is work of its own (a start over a full table has rows to purge): it starts the thread, but
+      // only when something may be due; an idle gateway otherwise keeps no audit thread resident.
+      if (!this.worker && !(this.options.retention && retentionDue(this.db, this.options.retention))) return;
       this.thread();
       this.send({ type: 'retention' });
     }
