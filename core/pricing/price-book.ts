@@ -14,7 +14,6 @@
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { calcPrice } from '@pydantic/genai-prices';
 import type { ConditionalPrice, ModelInfo, ModelPrice as BundledPrice } from '@pydantic/genai-prices';
 import type { ProviderType } from '../providers/types.ts';
 import { BUILTIN_PRICES, DEFAULT_SERVICE_TIERS } from './builtin-prices.ts';
@@ -83,6 +82,12 @@ export class PriceBook {
   #cache = new Map<ProviderType, Map<string | null, Map<string, Resolved>>>();
   #cached = 0;
   #bundledMatches = 0;
+  readonly #calcPrice: () => CalcPrice;
+
+  /** `calcPrice`: genai-prices' matcher, loaded on first use unless given (tests spy on it this way). */
+  constructor(calcPrice?: CalcPrice) {
+    this.#calcPrice = calcPrice ? () => calcPrice : bundledCalcPrice;
+  }
 
   /**
    * The price for `model` as served by this provider, or null when nobody knows it (the call is then
@@ -180,7 +185,7 @@ export class PriceBook {
     this.#bundledMatches++;
     let info: ModelInfo;
     try {
-      const found = calcPrice(MATCH_ONLY_USAGE, model, providerId === undefined ? undefined : { providerId });
+      const found = this.#calcPrice()(MATCH_ONLY_USAGE, model, providerId === undefined ? undefined : { providerId });
       if (found === null) return null;
       info = found.model;
     } catch {
@@ -321,6 +326,19 @@ function rate(v: BundledPrice[string]): number | undefined {
 }
 
 const FALLBACK_DATA_VERSION = 'genai-prices@0.1.8';
+export type CalcPrice = typeof import('@pydantic/genai-prices').calcPrice;
+let calcPriceMemo: CalcPrice | null = null;
+
+/**
+ * The bundled price data is 1.6 MB of JavaScript whose source V8 keeps in memory once loaded: it is loaded
+ * on the first model it must price (~20 ms, once), not at every start. A gateway whose calls all have user
+ * prices never loads it.
+ */
+function bundledCalcPrice(): CalcPrice {
+  calcPriceMemo ??= (createRequire(import.meta.url)('@pydantic/genai-prices') as { calcPrice: CalcPrice }).calcPrice;
+  return calcPriceMemo;
+}
+
 let dataVersionMemo: string | null = null;
 
 /**
