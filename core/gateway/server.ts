@@ -181,6 +181,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     let errorType: string | null = null;
     let errorMessage: string | null = null;
     hooks.inflight?.enter(ctx);
+    // The audit thread starts with the first call (not at start: an idle gateway keeps none) while it runs.
+    deps.store.audit.warm?.();
     try {
       if (hooks.inflight?.draining) {
         res.setHeader('connection', 'close');

@@ -120,6 +120,8 @@ export class AuditWriter {
   private closed = false;
   private readonly counters = { written: 0, transactions: 0, dropped: 0 };
   private readonly retention: Retention | null;
+  /** performance.now() at the end of the last flush. */
+  private lastFlushAt = Number.NEGATIVE_INFINITY;
 
   constructor(db: Database, options: AuditWriterOptions = {}) {
     this.retention = options.retention ? new Retention(db, options.retention) : null;
@@ -151,7 +153,9 @@ export class AuditWriter {
         this.onError(error);
       }
     }
-    if (this.queue.length >= this.maxBatch) this.scheduleImmediateFlush();
+    // After a quiet spell the row is written at once (a tool reading the log right after its call finds it);
+    // under load rows wait for the interval and go in batches.
+    if (this.queue.length >= this.maxBatch || performance.now() - this.lastFlushAt >= this.flushIntervalMs) this.scheduleImmediateFlush();
     else this.scheduleFlush();
   }
 
@@ -187,6 +191,7 @@ export class AuditWriter {
       }
     }
     this.counters.written += written;
+    this.lastFlushAt = performance.now();
     if (this.retention && written > 0) {
       try {
         this.retention.afterWrite(written);

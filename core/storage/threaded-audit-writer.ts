@@ -21,6 +21,8 @@ export interface AuditSink {
   flushAsync?(): Promise<number>;
   /** Applies retention (rows, bytes, age) now, on the writer's thread; does not wait for it (SQLite writers). */
   enforceRetention?(): void;
+  /** A call began: a writer that works on a thread of its own starts it now, so it is up by the call's row. */
+  warm?(): void;
   close(): void;
   stats(): AuditWriterStats;
 }
@@ -99,6 +101,10 @@ export class ThreadedAuditWriter implements AuditSink {
         process.emitWarning(`audit listener failed: ${String(error)}`);
       }
     }
+  }
+
+  warm(): void {
+    this.thread();
   }
 
   onRow(listener: CallRowListener): () => void {
