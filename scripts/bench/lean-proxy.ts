@@ -10,32 +10,16 @@
  * Run as a child: `node lean-proxy.ts --port N --target http://127.0.0.1:U`; `GET /healthz` answers 200.
  */
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
+import { endToEnd, proxyArgs } from './proxy-args.ts';
 
-const argOf = (name: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i === -1 || !process.argv[i + 1]) throw new Error(`--${name} is required`);
-  return process.argv[i + 1];
-};
-const port = Number(argOf('port'));
-const target = argOf('target').replace(/\/$/, '');
+const { port, target } = proxyArgs();
 
 // The same pool shape as the gateway's Transport (256 connections, its default), so the comparison is
 // about the work per request.
 const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256, pipelining: 1 });
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host']);
-
-function endToEnd(h: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const k in h) {
-    const v = h[k];
-    if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
-  }
-  return out;
-}
 
 const HEALTH = Buffer.from('{"ok":true}');
 
