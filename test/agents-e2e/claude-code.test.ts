@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestContext } from 'vitest';
 import { startAnthropicUpstream } from '../fakes/anthropic-upstream.ts';
 import { startGeminiUpstream } from '../fakes/gemini-upstream.ts';
 import { startOpenAIUpstream } from '../fakes/openai-upstream.ts';
@@ -26,6 +27,13 @@ const MARKER = 'gateway-roundtrip-42';
 const BASH_CALL = { name: 'Bash', arguments: { command: `echo ${MARKER}`, description: 'Print the marker' } };
 
 let installError: string | null = null;
+
+/** Skips a test when Claude Code could not be installed here; in CI that is a failure. */
+function needClaude(ctx: TestContext): void {
+  if (!installError) return;
+  if (process.env.CI) throw new Error(installError);
+  ctx.skip(`Claude Code is not installed and could not be (${installError})`);
+}
 let t: TestGateway;
 let anthropic: FakeUpstream;
 let openai: FakeUpstream;
@@ -93,10 +101,7 @@ const toolResultTurn = (fake: FakeUpstream, find: (body: Record<string, unknown>
 
 describe('Claude Code through the gateway', () => {
   it('against an Anthropic upstream: the tool round trip completes, bodies and betas pass through', async (ctx) => {
-    if (installError) {
-      if (process.env.CI) throw new Error(installError);
-      ctx.skip(`Claude Code is not installed and could not be (${installError})`);
-    }
+    needClaude(ctx);
     const before = anthropic.requests.length;
     const r = await runClaude('claude-sonnet-4-6');
     expect(r.stderr).toBe('');
@@ -117,10 +122,7 @@ describe('Claude Code through the gateway', () => {
   }, 200_000);
 
   it('against an OpenAI upstream: translated both ways, the tool round trip completes', async (ctx) => {
-    if (installError) {
-      if (process.env.CI) throw new Error(installError);
-      ctx.skip(`Claude Code is not installed and could not be (${installError})`);
-    }
+    needClaude(ctx);
     const before = openai.requests.length;
     const r = await runClaude('gpt-4o-mini');
     // It warns that it does not know this model's context window; nothing else.
@@ -138,10 +140,7 @@ describe('Claude Code through the gateway', () => {
   }, 200_000);
 
   it('against a Gemini 3 upstream: the thought signature survives the round trip (Gemini refuses the tool_result turn without it)', async (ctx) => {
-    if (installError) {
-      if (process.env.CI) throw new Error(installError);
-      ctx.skip(`Claude Code is not installed and could not be (${installError})`);
-    }
+    needClaude(ctx);
     const before = gemini.requests.length;
     const r = await runClaude('gemini-3-pro-preview');
     expect(r.stderr).not.toMatch(/API Error|issue with the selected model/i);
