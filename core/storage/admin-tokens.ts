@@ -4,8 +4,7 @@
  * state (SQLite here, PostgreSQL in team mode), so every instance honours a token the moment it exists
  * and refuses it the moment it is revoked. The data home's `admin-token` file keeps working beside them.
  */
-import { createHash } from 'node:crypto';
-import { randomBase62 } from '../keys/local-key.ts';
+import { hashLocalKey, randomBase62 } from '../keys/local-key.ts';
 import { StorageError } from './db.ts';
 
 /** Distinct from the file token's `gwadm-` (base64url), so a log or a support question can tell them apart. */
@@ -34,7 +33,8 @@ export interface AdminTokenRow {
 }
 
 export const generateAdminToken = (): string => `${ADMIN_TOKEN_PREFIX}${randomBase62(40)}`;
-export const hashAdminToken = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
+/** The digest local keys are stored by (hex SHA-256 of the whole secret). */
+export const hashAdminToken = (secret: string): string => hashLocalKey(secret);
 export const looksLikeAdminToken = (s: string | null): s is string => s?.startsWith(ADMIN_TOKEN_PREFIX) === true && s.length > ADMIN_TOKEN_PREFIX.length + 20;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
