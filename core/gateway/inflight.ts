@@ -4,6 +4,7 @@
  */
 import { GatewayError } from '../errors.ts';
 import type { RequestContext } from './request-context.ts';
+import { ClearedSlots } from './cleared-slots.ts';
 
 /** Why a call was cut: the gateway is stopping. Handlers see an aborted request; the server answers with this. */
 export const SHUTDOWN_MESSAGE = 'The gateway is shutting down and cut this call before it finished; retry it once the gateway is back.';
@@ -15,17 +16,9 @@ export const refusedWhileDraining = (): GatewayError =>
 /** A call in flight cut by a stopping gateway. */
 export const cutByShutdown = (): GatewayError => new GatewayError({ status: 503, type: 'api_error', code: 'gateway_shutting_down', message: SHUTDOWN_MESSAGE });
 
-/**
- * The set of calls in flight, kept in slots that are cleared when a call leaves. Not a `Set`: V8 rebuilds a
- * Set's table as entries come and go, and the tables it leaves behind in the old generation still point at
- * the calls that were in flight then, so every young collection kept those calls (response, bodies, parsed
- * JSON) alive and promoted them: twice the garbage-collection work per call under load.
- */
+/** The calls in flight, in slots emptied as they leave (see cleared-slots.ts for why not a `Set`). */
 export class InflightCalls {
-  #slots: Array<RequestContext | undefined> = new Array<RequestContext | undefined>(64).fill(undefined);
-  /** Indexes of empty slots (small integers: nothing for the collector to follow). */
-  #free: number[] = Array.from({ length: 64 }, (_, i) => 63 - i);
-  #size = 0;
+  readonly #calls = new ClearedSlots<RequestContext>();
   #idle: Array<() => void> = [];
   #draining = false;
 
@@ -35,48 +28,32 @@ export class InflightCalls {
   }
 
   get size(): number {
-    return this.#size;
+    return this.#calls.size;
   }
 
   enter(ctx: RequestContext): void {
-    if (this.#free.length === 0) this.#grow();
-    const i = this.#free.pop() as number;
-    this.#slots[i] = ctx;
-    ctx.inflightSlot = i;
-    this.#size++;
+    ctx.inflightSlot = this.#calls.add(ctx);
   }
 
   /** Called after the call's audit row was queued. */
   leave(ctx: RequestContext): void {
-    const i = ctx.inflightSlot;
-    if (i === undefined || this.#slots[i] !== ctx) return;
-    this.#slots[i] = undefined;
+    if (ctx.inflightSlot === undefined || !this.#calls.remove(ctx.inflightSlot, ctx)) return;
     ctx.inflightSlot = undefined;
-    this.#free.push(i);
-    this.#size--;
-    if (this.#size === 0) {
+    if (this.#calls.size === 0) {
       const waiters = this.#idle;
       this.#idle = [];
       for (const w of waiters) w();
     }
   }
 
-  #grow(): void {
-    const old = this.#slots;
-    this.#slots = old.concat(new Array<RequestContext | undefined>(old.length).fill(undefined));
-    // The old array is garbage now; emptied, it cannot keep the calls it held alive until a full collection.
-    old.fill(undefined);
-    for (let i = this.#slots.length - 1; i >= old.length; i--) this.#free.push(i);
-  }
-
   /** Resolves true when every call finished within `ms`, false when some were still running. */
   async drain(ms: number): Promise<boolean> {
     this.#draining = true;
-    if (this.#size === 0) return true;
+    if (this.#calls.size === 0) return true;
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         this.#idle = this.#idle.filter((w) => w !== done);
-        resolve(this.#size === 0);
+        resolve(this.#calls.size === 0);
       }, ms);
       const done = () => {
         clearTimeout(timer);
@@ -89,7 +66,7 @@ export class InflightCalls {
   /** Cuts every call still running: each one ends with an error (event) and records its row. */
   cutAll(): void {
     this.#draining = true;
-    for (const ctx of this.#slots.filter((c): c is RequestContext => c !== undefined)) {
+    for (const ctx of this.#calls.items()) {
       ctx.cut = true;
       ctx.abort.abort();
     }

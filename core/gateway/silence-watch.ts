@@ -2,10 +2,10 @@
  * Bodies being read, checked for silence by one timer per timeout length instead of a timer per request:
  * a `setTimeout` armed and cleared for every call's body cost ~3 µs of the request thread. A body is cut
  * between `idleMs` and `idleMs + idleMs / 10` after its last chunk (at most one second late).
- *
- * Watched bodies sit in slots cleared when they finish (not a `Set`, whose old tables would keep finished
- * requests reachable for the young-generation collector).
+ * Watched bodies sit in `ClearedSlots` (not a `Set`: see cleared-slots.ts).
  */
+import { ClearedSlots } from './cleared-slots.ts';
+
 export interface Watched {
   /** performance.now() of the last chunk (or of the start). */
   last: number;
@@ -16,9 +16,7 @@ export interface Watched {
 class SilenceWatch {
   readonly #idleMs: number;
   readonly #everyMs: number;
-  #slots: Array<Watched | undefined> = [];
-  #free: number[] = [];
-  #size = 0;
+  readonly #watched = new ClearedSlots<Watched>();
   #timer: NodeJS.Timeout | null = null;
 
   constructor(idleMs: number) {
@@ -28,15 +26,7 @@ class SilenceWatch {
 
   watch(onSilence: () => void): Watched {
     const w: Watched = { last: performance.now(), onSilence, slot: 0 };
-    const slot = this.#free.pop();
-    if (slot === undefined) {
-      w.slot = this.#slots.length;
-      this.#slots.push(w);
-    } else {
-      w.slot = slot;
-      this.#slots[slot] = w;
-    }
-    this.#size++;
+    w.slot = this.#watched.add(w);
     if (this.#timer === null) {
       this.#timer = setInterval(() => this.#sweep(), this.#everyMs);
       this.#timer.unref();
@@ -45,22 +35,19 @@ class SilenceWatch {
   }
 
   unwatch(w: Watched): void {
-    if (this.#slots[w.slot] !== w) return;
-    this.#slots[w.slot] = undefined;
-    this.#free.push(w.slot);
-    this.#size--;
+    this.#watched.remove(w.slot, w);
   }
 
   #sweep(): void {
-    if (this.#size === 0) {
+    if (this.#watched.size === 0) {
       // Idle: stop ticking; the next body starts it again.
       if (this.#timer) clearInterval(this.#timer);
       this.#timer = null;
       return;
     }
     const now = performance.now();
-    for (const w of this.#slots) {
-      if (w !== undefined && now - w.last >= this.#idleMs) {
+    for (const w of this.#watched.items()) {
+      if (now - w.last >= this.#idleMs) {
         this.unwatch(w);
         w.onSilence();
       }
