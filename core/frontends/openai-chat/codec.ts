@@ -79,7 +79,7 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
 export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>, req?: CallRequest, bodyText?: string, bodyBytes?: Uint8Array) => (c: Candidate): UpstreamCodec =>
   req && c.runtime.adapter.protocol === 'anthropic-messages'
     ? neutralCodec(c, req)
-    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, bodyText === undefined ? { ...ctx, forwardHeaders } : { ...ctx, forwardHeaders, bodyText, ...(bodyBytes ? { bodyBytes } : {}) }), chatCompletionText);
+    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, { ...ctx, forwardHeaders, bodyText, bodyBytes }), chatCompletionText);
 
 export function chatCompletionText(body: Record<string, unknown>): string {
   const choices = body.choices;
