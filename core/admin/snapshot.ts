@@ -1,7 +1,7 @@
 /**
  * `/admin/snapshot`, polled by the terminal UI every 2 s and by the tray: spend today and this month,
  * per-key budgets, provider health and the latest calls. Every sum reads the running totals
- * (`spend_daily`, kept by the audit writer's trigger), never the month's calls, so a poll costs the same
+ * (`spend_daily`, kept by the audit writer), never the month's calls, so a poll costs the same
  * at 1M rows as at 0 (a few small index reads), with nothing left heavy enough to need another thread.
  */
 import { callToJson } from '../call-json.ts';

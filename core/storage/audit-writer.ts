@@ -8,6 +8,7 @@ import { scrubSecrets } from '../gateway/scrub.ts';
 import type { Database } from './db.ts';
 import { Retention } from './retention.ts';
 import type { RetentionOptions } from './retention.ts';
+import { RunningTotals } from './running-totals.ts';
 
 export type Pricing = 'priced' | 'estimated' | 'unpriced';
 
@@ -94,15 +95,16 @@ export const MAX_BODY_BYTES = 64 * 1024;
 /** Room kept under the cap for the truncation marker, so a stored body never exceeds the cap. */
 const MARKER_RESERVE_BYTES = 64;
 
-/** The `calls` columns in insert order. Bound positionally: named binding cost ~10 µs more per row here. */
+/**
+ * The `calls` columns in insert order (`toValues` lists the values in the same order). Bound positionally:
+ * named binding cost ~10 µs more per row here.
+ */
 const CALL_COLUMNS = [
   'id', 'time', 'key_id', 'key_name', 'endpoint', 'model_requested', 'model', 'provider', 'status', 'error_type',
   'error_message', 'stream', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens',
   'cost_usd', 'pricing', 'price_version', 'latency_ms', 'ttft_ms', 'attempts', 'attempts_json', 'request_body', 'response_body',
-  'user_agent', 'session_id',
-  'replayed',
+  'user_agent', 'session_id', 'replayed',
 ] as const;
-type CallColumns = Record<(typeof CALL_COLUMNS)[number], string | number | null>;
 type CallValues = (string | number | null)[];
 
 export class AuditWriter {
@@ -113,6 +115,7 @@ export class AuditWriter {
   private readonly onError: (error: unknown) => void;
   private readonly insert: BetterSqlite3.Statement<CallValues, unknown>;
   private readonly writeBatch: BetterSqlite3.Transaction<(rows: CallRow[]) => void>;
+  private readonly totals: RunningTotals;
   private readonly listeners = new Set<CallRowListener>();
   private queue: CallRow[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -133,8 +136,15 @@ export class AuditWriter {
     this.insert = db.prepare<CallValues, unknown>(
       `INSERT INTO calls (${CALL_COLUMNS.join(', ')}) VALUES (${CALL_COLUMNS.map(() => '?').join(', ')})`,
     );
+    this.totals = new RunningTotals(db);
     this.writeBatch = db.transaction((rows: CallRow[]) => {
-      for (const row of rows) this.insertRow(row);
+      try {
+        for (const row of rows) this.insertRow(row);
+        this.totals.write();
+      } finally {
+        // A refused row rolls the batch back: its counts must not reach the retry.
+        this.totals.discard();
+      }
     });
   }
 
@@ -235,7 +245,7 @@ export class AuditWriter {
     let written = 0;
     for (const row of rows) {
       try {
-        this.insertRow(row);
+        this.writeBatch([row]);
         this.counters.transactions++;
         written++;
       } catch (error) {
@@ -277,42 +287,29 @@ export class AuditWriter {
   }
 
   private insertRow(row: CallRow): void {
-    const columns = this.toColumns(row);
-    this.insert.run(...CALL_COLUMNS.map((name) => columns[name]));
-  }
-
-  private toColumns(row: CallRow): CallColumns {
-    return {
-      id: row.id,
-      time: int(row.time),
-      key_id: row.keyId,
-      key_name: row.keyName,
-      endpoint: row.endpoint,
-      model_requested: row.modelRequested,
-      model: row.model,
-      provider: row.provider,
-      status: int(row.status),
-      error_type: row.errorType,
-      error_message: row.errorMessage,
-      stream: row.stream ? 1 : 0,
-      input_tokens: int(row.inputTokens),
-      output_tokens: int(row.outputTokens),
-      cached_tokens: int(row.cachedTokens),
-      cache_write_tokens: int(row.cacheWriteTokens),
-      reasoning_tokens: int(row.reasoningTokens),
-      cost_usd: typeof row.costUsd === 'number' && Number.isFinite(row.costUsd) ? row.costUsd : null,
-      pricing: row.pricing,
-      price_version: row.priceVersion,
-      latency_ms: int(row.latencyMs),
-      ttft_ms: row.ttftMs == null ? null : int(row.ttftMs),
-      attempts: int(row.attempts),
-      attempts_json: typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
-      request_body: truncateBody(rawBody(row.requestBody, row.bodySecrets), this.maxBodyBytes),
-      response_body: truncateBody(rawBody(row.responseBody, row.bodySecrets), this.maxBodyBytes),
-      user_agent: typeof row.userAgent === 'string' ? row.userAgent.slice(0, 512) : null,
-      session_id: typeof row.sessionId === 'string' ? row.sessionId.slice(0, 200) : null,
-      replayed: row.replayed === true ? 1 : 0,
-    };
+    const costUsd = typeof row.costUsd === 'number' && Number.isFinite(row.costUsd) ? row.costUsd : null;
+    const time = int(row.time);
+    const status = int(row.status);
+    const inputTokens = int(row.inputTokens);
+    const outputTokens = int(row.outputTokens);
+    const cachedTokens = int(row.cachedTokens);
+    const cacheWriteTokens = int(row.cacheWriteTokens);
+    const reasoningTokens = int(row.reasoningTokens);
+    this.insert.run(
+      row.id, time, row.keyId, row.keyName, row.endpoint, row.modelRequested, row.model, row.provider, status, row.errorType,
+      row.errorMessage, row.stream ? 1 : 0, inputTokens, outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens,
+      costUsd, row.pricing, row.priceVersion, int(row.latencyMs), row.ttftMs == null ? null : int(row.ttftMs), int(row.attempts),
+      typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
+      truncateBody(rawBody(row.requestBody, row.bodySecrets), this.maxBodyBytes),
+      truncateBody(rawBody(row.responseBody, row.bodySecrets), this.maxBodyBytes),
+      typeof row.userAgent === 'string' ? row.userAgent.slice(0, 512) : null,
+      typeof row.sessionId === 'string' ? row.sessionId.slice(0, 200) : null,
+      row.replayed === true ? 1 : 0,
+    );
+    this.totals.add({
+      time, keyId: row.keyId, keyName: row.keyName, modelRequested: row.modelRequested, model: row.model, provider: row.provider,
+      status, inputTokens, outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens, costUsd, pricing: row.pricing,
+    });
   }
 }
 

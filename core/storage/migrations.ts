@@ -235,6 +235,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX admin_tokens_live_name ON admin_tokens (name) WHERE revoked_at IS NULL;
     `,
   },
+  {
+    version: 8,
+    name: 'running totals kept by the audit writer, per batch',
+    sql: `
+      -- The writer adds each batch's calls to spend_daily and usage_hourly in the transaction that inserts
+      -- them (core/storage/running-totals.ts): one upsert per bucket a batch touches, not two per call.
+      DROP TRIGGER calls_spend_daily;
+      DROP TRIGGER calls_usage_hourly;
+    `,
+  },
 ];
 
 /** The newest schema this code knows. */

@@ -32,7 +32,7 @@ export interface UsageRangeParams {
 const LOWEST = Number.MIN_SAFE_INTEGER;
 const HIGHEST = Number.MAX_SAFE_INTEGER;
 
-/** The start of the local hour `ms` falls in (the trigger's `hour_start`). */
+/** The start of the local hour `ms` falls in (`usage_hourly.hour_start`). */
 export function localHourFloor(ms: number): number {
   const d = new Date(ms);
   d.setMinutes(0, 0, 0);

@@ -57,6 +57,11 @@ function row(extra: Partial<CallRow> = {}): CallRow {
   };
 }
 
+const runningTotals = (): { daily: number; hourly: number; cost: number } => ({
+  daily: reader.prepare<[], number>(`SELECT TOTAL(requests) FROM spend_daily`).pluck().get() ?? 0,
+  hourly: reader.prepare<[], number>(`SELECT TOTAL(requests) FROM usage_hourly`).pluck().get() ?? 0,
+  cost: reader.prepare<[], number>(`SELECT TOTAL(cost_usd) FROM spend_daily`).pluck().get() ?? 0,
+});
 const countRows = (conn: Database = reader): number => conn.prepare<[], number>(`SELECT COUNT(*) FROM calls`).pluck().get() ?? 0;
 
 /** Commits in the current WAL generation: frames whose "db size after commit" field is set. */
@@ -205,6 +210,25 @@ describe('AuditWriter', () => {
     expect(writer.stats().dropped).toBe(1);
     expect(onError).toHaveBeenCalledTimes(1);
     writer.close();
+    // The running totals count the three stored calls once each: not the refused one, not the rolled-back batch.
+    expect(runningTotals()).toEqual({ daily: 3, hourly: 3, cost: 3 * (row().costUsd ?? 0) });
+  });
+
+  it('keeps the running totals per day and hour equal to the stored calls, across batches and retries', () => {
+    const onError = vi.fn();
+    db.pragma('busy_timeout = 20');
+    const writer = new AuditWriter(db, { flushIntervalMs: 60_000, maxBatch: 3, onError });
+    const other = new BetterSqlite3(file);
+    other.exec('BEGIN IMMEDIATE');
+    for (let i = 0; i < 5; i++) writer.record(row({ costUsd: 0.25, inputTokens: 10 }));
+    expect(writer.flush()).toBe(0); // locked: nothing written, nothing counted
+    other.exec('COMMIT');
+    other.close();
+    writer.record(row({ costUsd: Number.NaN, pricing: 'unpriced' }));
+    expect(writer.flush()).toBe(6);
+    writer.close();
+    expect(runningTotals()).toEqual({ daily: 6, hourly: 6, cost: 1.25 });
+    expect(reader.prepare(`SELECT SUM(input_tokens) AS t, SUM(unpriced) AS u FROM usage_hourly`).get()).toEqual({ t: 50 + row().inputTokens, u: 1 });
   });
 
   it('keeps rows queued while another connection holds the write lock, and writes them later', () => {

@@ -139,7 +139,7 @@ function rowValues(r: CallRow): Value[] {
 
 const finiteOrNull = (n: number | null): number | null => (n !== null && Number.isFinite(n) ? n : null);
 
-/** The batch's spend per local day (of this server), key and provider, as the SQLite trigger keeps it. */
+/** The batch's spend per local day (of this server), key and provider, as the SQLite writer keeps it (running-totals.ts). */
 function dailyTotals(rows: CallRow[]): Array<{ day: number; key: string; provider: string; requests: number; cost: number }> {
   const by = new Map<string, { day: number; key: string; provider: string; requests: number; cost: number }>();
   for (const r of rows) {
