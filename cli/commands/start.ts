@@ -19,7 +19,6 @@ import { dataHome, note, out } from '../context.ts';
 import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
 import { offerInitOnFirstRun } from './init.ts';
 import { formatCallLine } from './logs.ts';
-import { loginLink } from './ui.ts';
 
 const optsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).optional(),
@@ -102,8 +101,7 @@ export function registerStart(program: Command): void {
       note(`gateway listening on ${gw.baseUrl}`);
       if (gw.deps.settings.cassettes) note(`Cassette: ${gw.deps.settings.cassettes.mode} ${gw.deps.settings.cassettes.dir}`);
       // A one-time sign-in link (valid 15 minutes; `gateway ui` makes a fresh one), not the token's path.
-      const dashboardLink = await loginLink(gw.url, gw.adminToken, 900).then((l) => l.url, () => null);
-      note(dashboardLink ? `Dashboard (signed in; the link works once, for 15 minutes; later: gateway ui): ${dashboardLink}` : `Dashboard: ${gw.url}/ui (gateway ui opens it signed in)`);
+      note(`Dashboard (signed in; the link works once, for 15 minutes; later: gateway ui): ${gw.loginLink(900_000)}`);
       if (gw.createdKey) {
         note(`Demo key "${gw.createdKey.name}" (shown once; also kept in ${demoKeyFile(home)}):`);
         out(gw.createdKey.secret);

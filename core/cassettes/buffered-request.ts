@@ -2,10 +2,11 @@
  * A request whose body was already read (to match it against the cassette) handed on to the normal
  * handler as if it were still arriving: same method, URL and headers, the same bytes, then the end.
  */
-import { IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { IncomingMessage as IncomingMessageClass } from '../gateway/node-http.ts';
 
 export function requestWithBody(req: IncomingMessage, body: Buffer): IncomingMessage {
-  const copy = new IncomingMessage(req.socket);
+  const copy = new IncomingMessageClass(req.socket);
   copy.method = req.method;
   copy.url = req.url;
   copy.httpVersion = req.httpVersion;

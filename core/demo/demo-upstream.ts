@@ -5,7 +5,7 @@
  * returns deterministic vectors. Priced at $1 / $2 per million tokens (see the price book).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer } from '../gateway/node-http.ts';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { countTokens, warmTokenizer } from '../gateway/estimate.ts';

@@ -25,6 +25,8 @@ import type { CallRow } from '../storage/audit-writer.ts';
 import { ProviderKeys } from '../upstream/provider-keys.ts';
 import { Transport } from '../upstream/transport.ts';
 import { createAdminHandler, type AdminAction } from '../admin/admin-api.ts';
+import { loginPath } from '../admin/admin-login.ts';
+import { LoginCodes } from '../admin/login-codes.ts';
 import { createUiHandler } from '../ui/ui-handler.ts';
 import { ensureAdminToken } from './admin-token.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -32,7 +34,6 @@ import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
 import { InflightCalls } from './inflight.ts';
 import { releaseMemoryWhenIdle } from './idle-memory.ts';
-import { pinTimeZone } from './pin-time-zone.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
 import { poolSizes } from '../upstream/pool-sizes.ts';
@@ -68,6 +69,11 @@ export interface RunningGateway {
   createdKey: { name: string; secret: string } | null;
   /** Resolves when the start-up model refresh finished. */
   discovery: Promise<RefreshResult[]>;
+  /**
+   * A one-time sign-in link to the dashboard, valid `ttlMs` (what `POST /admin/login-codes` issues, without
+   * a request to itself: that loaded Node's fetch into the server, ~6 MiB for one line of output).
+   */
+  loginLink(ttlMs: number): string;
   onCall(fn: (row: CallRow) => void): () => void;
   /** Every change made through the admin API, naming who made it (the person's admin token name). */
   onAdminAction(fn: (action: AdminAction) => void): () => void;
@@ -93,8 +99,6 @@ async function ensureDemo(store: GatewayState): Promise<{ name: string; secret: 
 }
 
 export async function startGateway(opts: StartOptions): Promise<RunningGateway> {
-  // Before any thread that reads local time (the audit and read threads) starts.
-  pinTimeZone();
   const home = ensureDataHome(opts.home);
   const paths = dataPaths(home);
   const settings = loadSettings(paths.settings, { ...opts.settings, port: opts.port ?? opts.settings?.port, host: opts.host ?? opts.settings?.host });
@@ -164,7 +168,8 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
 
   const listeners = new Set<(row: CallRow) => void>();
   const adminActions = new Set<(action: AdminAction) => void>();
-  const admin = createAdminHandler(deps, adminToken, listeners, undefined, adminActions);
+  const logins = new LoginCodes();
+  const admin = createAdminHandler(deps, adminToken, listeners, logins, adminActions);
   const inflight = new InflightCalls();
   const server = createGatewayServer(deps, {
     admin,
@@ -228,6 +233,9 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     server,
     createdKey,
     discovery,
+    loginLink(ttlMs) {
+      return `${url}${loginPath(logins.issue(ttlMs).code)}`;
+    },
     onAdminAction(fn) {
       adminActions.add(fn);
       return () => adminActions.delete(fn);

@@ -2,7 +2,7 @@
  * The gateway HTTP server: plain `node:http`, one request handler, the hot path kept to auth (a hash
  * lookup), routing and the provider call. Audit rows are queued and written in batches elsewhere.
  */
-import { createServer } from 'node:http';
+import { createServer } from './node-http.ts';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCassetteLayer } from '../cassettes/layer.ts';

@@ -207,8 +207,15 @@ export class ThreadedAuditWriter implements AuditSink {
 
   private useFallback(err: unknown): void {
     if (this.fallback) return;
-    process.emitWarning(`audit worker failed (${String(err)}); writing audit rows on the main thread`);
     this.worker = null;
+    if (this.closed) {
+      // The store may be closed already: nothing can be written any more, and a stopping process must not crash.
+      this.counters.dropped += this.pending.length;
+      this.pending = [];
+      process.emitWarning(`audit worker failed after the audit log closed (${String(err)})`);
+      return;
+    }
+    process.emitWarning(`audit worker failed (${String(err)}); writing audit rows on the main thread`);
     this.fallback = new AuditWriter(this.db, this.options);
     const rows = this.pending;
     this.pending = [];

@@ -3,11 +3,11 @@
  * timeouts are explicit per request because undici's defaults (300 s) fit none of ours.
  * Policy (which failure fails over, retries) lives in core/routing, not here.
  */
-import { Agent, Pool, request } from 'undici';
-import type { Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import type { UpstreamRequest } from '../providers/types.ts';
 import { ConnectionGate, QueueTimeout } from './connection-gate.ts';
 import type { QueueWaitReporter } from './queue-wait.ts';
+import { undiciParts } from './undici-parts.ts';
 
 export interface Timeouts {
   connectMs: number;
@@ -20,8 +20,15 @@ export interface Timeouts {
 export type TransportFailureKind = 'connect' | 'timeout' | 'reset' | 'aborted';
 
 /** A request that got no HTTP answer; `kind` feeds the failover policy. */
-/** URL → origin entries kept at most (Gemini's URLs name the model, so the set grows with models used). */
-const MAX_CACHED_ORIGINS = 1024;
+/** URL → target entries kept at most (Gemini's URLs name the model, so the set grows with models used). */
+const MAX_CACHED_TARGETS = 1024;
+
+/** Where a URL goes: undici's request API takes the origin and the path apart. */
+interface Target {
+  origin: string;
+  path: string;
+  gate: ConnectionGate;
+}
 
 export class TransportError extends Error {
   readonly kind: TransportFailureKind;
@@ -53,18 +60,18 @@ export class Transport {
   private readonly agent: Agent;
   private readonly pool: PoolOptions;
   private readonly gates = new Map<string, ConnectionGate>();
-  private readonly origins = new Map<string, string>();
+  private readonly targets = new Map<string, Target>();
   private sizes = new Map<string, number>();
 
   constructor(connectTimeoutMs: number, pool: PoolOptions = DEFAULT_POOL) {
     this.pool = pool;
-    this.agent = new Agent({
+    this.agent = new undiciParts.Agent({
       connect: { timeout: connectTimeoutMs },
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
       pipelining: 1,
       // The gate keeps calls per origin at the pool's size, so undici's own (silent, unbounded) queue stays empty.
-      factory: (origin, opts) => new Pool(origin, { ...opts, connections: this.sizeFor(String(origin)) }),
+      factory: (origin, opts) => new undiciParts.Pool(origin, { ...opts, connections: this.sizeFor(String(origin)) }),
     });
   }
 
@@ -79,7 +86,7 @@ export class Transport {
   }
 
   async send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortSignal, onQueued?: QueueWaitReporter): Promise<UpstreamResponse> {
-    const gate = this.gateFor(req.url);
+    const { origin, path, gate } = this.targetOf(req.url);
     let waited = 0;
     try {
       if (!gate.tryAcquire()) waited = await gate.acquire(signal);
@@ -95,8 +102,9 @@ export class Transport {
       gate.release();
     };
     try {
-      const res = await request(req.url, {
-        dispatcher: this.agent,
+      const res = await undiciParts.request.call(this.agent, {
+        origin,
+        path,
         method: req.method,
         headers: req.headers,
         body: req.bodyBytes ?? req.body,
@@ -119,24 +127,30 @@ export class Transport {
     return this.sizes.get(origin) ?? this.pool.connections;
   }
 
-  private gateFor(url: string): ConnectionGate {
-    let origin = this.origins.get(url);
-    if (origin === undefined) {
-      try {
-        origin = new URL(url).origin;
-      } catch {
-        origin = url;
-      }
-      // Parsing a URL cost ~1.5 µs a call; the URLs a gateway calls are few (a provider's base and paths).
-      if (this.origins.size >= MAX_CACHED_ORIGINS) this.origins.clear();
-      this.origins.set(url, origin);
+  private targetOf(url: string): Target {
+    const known = this.targets.get(url);
+    if (known !== undefined) return known;
+    let origin: string;
+    let path: string;
+    try {
+      const parsed = new URL(url);
+      origin = parsed.origin;
+      path = `${parsed.pathname}${parsed.search}`;
+    } catch {
+      // undici refuses it when the request is sent, and that failure is reported as any other.
+      origin = url;
+      path = '/';
     }
     let gate = this.gates.get(origin);
     if (!gate) {
       gate = new ConnectionGate(origin, this.sizeFor(origin), this.pool.queueTimeoutMs);
       this.gates.set(origin, gate);
     }
-    return gate;
+    // Parsing a URL cost ~1.5 µs a call; the URLs a gateway calls are few (a provider's base and paths).
+    if (this.targets.size >= MAX_CACHED_TARGETS) this.targets.clear();
+    const target = { origin, path, gate };
+    this.targets.set(url, target);
+    return target;
   }
 
   close(): Promise<void> {
