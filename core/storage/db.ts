@@ -133,7 +133,11 @@ function createInitialised(file: string): void {
   try {
     const db = new BetterSqlite3(tmp);
     try {
-      // Only takes effect before the first table exists; lets retention give disk space back (purgeCalls).
+      // Both only take effect before the first table exists. 16 KiB pages: a call's row holds up to 64 KiB of
+      // each body (coding agents send such prompts every turn), and with 4 KiB pages writing one cost ~95 µs
+      // more of the audit thread (measured: 565 → 470 µs for a 100 KB prompt); small rows written in batches
+      // cost the same. Incremental auto-vacuum lets retention give disk space back (purgeCalls).
+      db.pragma('page_size = 16384');
       db.pragma('auto_vacuum = INCREMENTAL');
       db.pragma('journal_mode = WAL');
     } finally {
