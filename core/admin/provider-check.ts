@@ -24,7 +24,7 @@ async function testOne(p: ProviderSettings, keys: ProviderKeys, transport: Trans
   const base = { provider: p.name, model: null, latency_ms: null };
   let apiKey: string | null = null;
   if (p.keySource !== 'none') {
-    apiKey = await keys.keyFor(p).catch(() => null);
+    apiKey = await keys.keyOrNull(p);
     if (!apiKey) {
       const why = p.keySource === 'env' ? keys.missingKeyReason(p, where) : 'its key is missing from the keychain';
       return { ...base, ok: false, verdict: `no key: ${why.replace(/\.$/, '')}.` };

@@ -10,6 +10,7 @@ import { planAttempts } from '../routing/backoff.ts';
 import type { Strategy } from '../routing/strategy.ts';
 import type { UpstreamFailure } from '../providers/types.ts';
 import type { TransportFailureKind } from '../upstream/transport.ts';
+import { isPromise } from '../state/awaitable.ts';
 import type { GatewayDeps } from './deps.ts';
 import type { Candidate } from './model-router.ts';
 import { scrubSecrets } from './scrub.ts';
@@ -109,7 +110,9 @@ export async function runAttempts<T>(
     }
 
     const started = performance.now();
-    const apiKey = await deps.providerKeys.keyFor(c.runtime.settings).catch(() => null);
+    const pendingKey = deps.providerKeys.keyFor(c.runtime.settings);
+    // An env var's key is there at once: no promise, no microtask, on every call.
+    const apiKey = isPromise(pendingKey) ? await pendingKey.catch(() => null) : pendingKey;
     let outcome: AttemptOutcome<T>;
     try {
       if (c.runtime.settings.keySource !== 'none' && !apiKey) {

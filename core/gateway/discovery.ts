@@ -47,7 +47,7 @@ export async function refreshProviderModels(
     providers.map(async (p): Promise<RefreshResult> => {
       if (p.models !== null) return { provider: p.name, ok: true, models: p.models };
       const settings = baseUrlOverride ? { ...p, baseUrl: baseUrlOverride(p) } : p;
-      const apiKey = await keys.keyFor(settings).catch(() => null);
+      const apiKey = await keys.keyOrNull(settings);
       const listed = await listProviderModels(settings, apiKey, transport);
       if (!listed.ok) return { provider: p.name, ok: false, error: listed.error };
       await store.providers.setDiscoveredModels(p.name, listed.models);

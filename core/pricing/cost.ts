@@ -108,10 +108,14 @@ export function formatUsd(n: number): string {
   if (!Number.isFinite(n)) throw new RangeError(`formatUsd: not a finite amount: ${n}`);
   // toFixed switches to exponent notation from 1e21 on; no real cost gets there, but stay plain anyway.
   if (Math.abs(n) >= 1e21) return BigInt(Math.round(n)).toString();
-  let s = n.toFixed(USD_DECIMALS);
-  if (s.includes('.')) s = s.replace(/0+$/, '').replace(/\.$/, '');
+  const s = n.toFixed(USD_DECIMALS);
+  // Trailing zeros, then a bare point, trimmed (toFixed always writes the point here); no regex on the hot path.
+  let end = s.length;
+  while (s.charCodeAt(end - 1) === 48) end--;
+  if (s.charCodeAt(end - 1) === 46) end--;
+  const plain = s.slice(0, end);
   // A tiny negative rounds to "-0"; there is no such amount.
-  return s === '-0' ? '0' : s;
+  return plain === '-0' ? '0' : plain;
 }
 
 /** Marks where `usage.cost` goes in a body; replaced by the formatted decimal after JSON.stringify. */

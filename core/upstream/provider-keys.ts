@@ -5,6 +5,7 @@
 import { LOCAL_KEY_PREFIX } from '../keys/local-key.ts';
 import type { ProviderSettings } from '../providers/types.ts';
 import type { SecretStore } from '../secrets/secret-store.ts';
+import type { Awaitable } from '../state/awaitable.ts';
 
 /**
  * A provider's variable holding one of our own `sk-gw-` keys (after `eval "$(gateway env --new-key ...)"`
@@ -27,7 +28,11 @@ export class ProviderKeys {
     this.store = store;
   }
 
-  async keyFor(p: ProviderSettings): Promise<string | null> {
+  /**
+   * The provider's secret: at once for an env var (read on every call), a promise for a keychain entry
+   * (cached; a failed read is forgotten, so the next call asks the keychain again).
+   */
+  keyFor(p: ProviderSettings): Awaitable<string | null> {
     if (p.keySource === 'env') {
       const v = p.keyEnv ? process.env[p.keyEnv] : undefined;
       return v && !holdsGatewayKey(v) ? v : null;
@@ -50,9 +55,18 @@ export class ProviderKeys {
     return `$${variable} is not set${where ? ` ${where}` : ''}`;
   }
 
+  /** `keyFor` off the hot path: always a promise, and a keychain that fails to answer reads as no key. */
+  async keyOrNull(p: ProviderSettings): Promise<string | null> {
+    try {
+      return await this.keyFor(p);
+    } catch {
+      return null;
+    }
+  }
+
   /** Every secret currently known, for scrubbing upstream messages. */
   async knownSecrets(p: ProviderSettings): Promise<string[]> {
-    const k = await this.keyFor(p).catch(() => null);
+    const k = await this.keyOrNull(p);
     return k ? [k] : [];
   }
 
