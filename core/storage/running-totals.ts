@@ -6,27 +6,15 @@
  * local midnights, computed here as the readers compute them (`localHourFloor`, `new Date(y, m, d)`).
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import type { CallRow } from './call-row.ts';
 import type { Database } from './db.ts';
 import { localHourFloor } from './usage-rollup.ts';
 
-/** A call as stored: the values the `calls` row holds, which the totals must add up to. */
-export interface StoredCall {
-  time: number;
-  keyId: string | null;
-  keyName: string | null;
-  modelRequested: string | null;
-  model: string | null;
-  provider: string | null;
-  status: number;
-  inputTokens: number;
-  outputTokens: number;
-  cachedTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens: number;
-  /** Null when unpriced (the stored NULL). */
-  costUsd: number | null;
-  pricing: 'priced' | 'estimated' | 'unpriced';
-}
+/** A call as stored: the values its `calls` row holds, which the totals must add up to (costUsd null when unpriced). */
+export type StoredCall = Pick<
+  CallRow,
+  'time' | 'keyId' | 'keyName' | 'modelRequested' | 'model' | 'provider' | 'status' | 'inputTokens' | 'outputTokens' | 'cachedTokens' | 'cacheWriteTokens' | 'reasoningTokens' | 'costUsd' | 'pricing'
+>;
 
 type DailyValues = [day: number, keyId: string, provider: string, requests: number, cost: number];
 type HourlyValues = [
