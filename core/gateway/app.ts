@@ -71,7 +71,7 @@ export interface RunningGateway {
   discovery: Promise<RefreshResult[]>;
   /**
    * A one-time sign-in link to the dashboard, valid `ttlMs` (what `POST /admin/login-codes` issues, without
-   * a request to itself: that loaded Node's fetch into the server, ~6 MiB for one line of output).
+   * a request to itself: that loaded Node's fetch and its HTTP client into the server for one line of output).
    */
   loginLink(ttlMs: number): string;
   onCall(fn: (row: CallRow) => void): () => void;

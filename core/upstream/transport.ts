@@ -19,7 +19,6 @@ export interface Timeouts {
 
 export type TransportFailureKind = 'connect' | 'timeout' | 'reset' | 'aborted';
 
-/** A request that got no HTTP answer; `kind` feeds the failover policy. */
 /** URL → target entries kept at most (Gemini's URLs name the model, so the set grows with models used). */
 const MAX_CACHED_TARGETS = 1024;
 
@@ -30,6 +29,7 @@ interface Target {
   gate: ConnectionGate;
 }
 
+/** A request that got no HTTP answer; `kind` feeds the failover policy. */
 export class TransportError extends Error {
   readonly kind: TransportFailureKind;
   readonly code: string;
