@@ -39,7 +39,7 @@ async function readBodyChunks(req: IncomingMessage, limitBytes: number, idleMs: 
     let size = 0;
     let watched: Watched | null = null;
     const finish = (err: GatewayError | null, body?: Buffer[]) => {
-      if (watched) stopWatching(idleMs, watched);
+      if (watched) stopWatching(watched);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);

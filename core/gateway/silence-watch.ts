@@ -11,6 +11,8 @@ export interface Watched {
   last: number;
   readonly onSilence: () => void;
   slot: number;
+  /** The watch of its timeout length, which `stopWatching` takes it out of. */
+  readonly owner: SilenceWatch;
 }
 
 class SilenceWatch {
@@ -25,7 +27,7 @@ class SilenceWatch {
   }
 
   watch(onSilence: () => void): Watched {
-    const w: Watched = { last: performance.now(), onSilence, slot: 0 };
+    const w: Watched = { last: performance.now(), onSilence, slot: 0, owner: this };
     w.slot = this.#watched.add(w);
     if (this.#timer === null) {
       this.#timer = setInterval(() => this.#sweep(), this.#everyMs);
@@ -64,6 +66,6 @@ export function watchSilence(idleMs: number, onSilence: () => void): Watched {
   return w.watch(onSilence);
 }
 
-export function stopWatching(idleMs: number, watched: Watched): void {
-  watches.get(idleMs)?.unwatch(watched);
+export function stopWatching(watched: Watched): void {
+  watched.owner.unwatch(watched);
 }

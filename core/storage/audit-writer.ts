@@ -43,7 +43,7 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const MARKER_RESERVE_BYTES = 64;
 
 /**
- * The `calls` columns in insert order (`toValues` lists the values in the same order). Bound positionally:
+ * The `calls` columns in insert order (`insertRow` binds the values in the same order). Bound positionally:
  * named binding cost ~10 µs more per row here.
  */
 const CALL_COLUMNS = [
@@ -89,7 +89,7 @@ export class AuditWriter {
         for (const row of rows) this.insertRow(row);
         this.totals.write();
       } finally {
-        // A refused row rolls the batch back: its counts must not reach the retry.
+        // Written, or rolled back with a refused row: either way these counts must not reach the next batch.
         this.totals.discard();
       }
     });

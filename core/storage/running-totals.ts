@@ -92,17 +92,13 @@ export class RunningTotals {
     hour[15] += estimated;
   }
 
-  /** Adds what was counted to the tables; call it inside the transaction that inserted the calls. */
+  /** Adds what was counted to the tables; call it inside the transaction that inserted the calls, then `discard`. */
   write(): void {
-    try {
-      for (const values of this.daily.values()) this.upsertDaily.run(...values);
-      for (const values of this.hourly.values()) this.upsertHourly.run(...values);
-    } finally {
-      this.discard();
-    }
+    for (const values of this.daily.values()) this.upsertDaily.run(...values);
+    for (const values of this.hourly.values()) this.upsertHourly.run(...values);
   }
 
-  /** Forgets what was counted (the transaction that inserted the calls failed). */
+  /** Forgets what was counted: after `write`, or when the transaction that inserted the calls failed. */
   discard(): void {
     this.daily.clear();
     this.hourly.clear();

@@ -22,7 +22,7 @@ describe('watchSilence', () => {
     let stopped = 0;
     const a = watchSilence(80, () => active++);
     const b = watchSilence(80, () => stopped++);
-    stopWatching(80, b);
+    stopWatching(b);
     for (let i = 0; i < 5; i++) {
       await sleep(30);
       a.last = performance.now();
@@ -40,7 +40,7 @@ describe('watchSilence', () => {
       await sleep(25);
       for (let i = 0; i < 50; i += 2) watched[i].last = performance.now();
     }
-    for (let i = 0; i < 50; i += 2) stopWatching(60, watched[i]);
+    for (let i = 0; i < 50; i += 2) stopWatching(watched[i]);
     expect(fired.length).toBe(25);
     expect(fired.every((i) => i % 2 === 1)).toBe(true);
   });
