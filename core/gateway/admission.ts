@@ -27,10 +27,10 @@ export interface Admission {
 
 export interface CallEstimate {
   /**
-   * The prompt's tokens, or a function counting them: it is called only when a budget or a TPM limit
-   * needs the count, since tokenizing is the costliest step of admission (~50 µs per KB of prompt).
+   * The prompt's tokens, or a counter of them: asked only when a budget or a TPM limit needs the count,
+   * since tokenizing is the costliest step of admission (~50 µs per KB of prompt).
    */
-  inputTokens: number | (() => number);
+  inputTokens: number | { now(): number };
   /** The most output one choice may produce, when the request says; null: the model's own limit. */
   maxOutputTokens: number | null;
   /** Choices asked for (`n`); output counts once per choice. */
@@ -70,7 +70,7 @@ export function admit(ctx: RequestContext, requested: string, estimate: CallEsti
 
   const n = estimate.n !== undefined && Number.isFinite(estimate.n) && estimate.n > 1 ? Math.floor(estimate.n) : 1;
   let prompt: number | null = null;
-  const promptTokens = (): number => (prompt ??= Math.ceil(typeof estimate.inputTokens === 'function' ? estimate.inputTokens() : estimate.inputTokens));
+  const promptTokens = (): number => (prompt ??= Math.ceil(typeof estimate.inputTokens === 'number' ? estimate.inputTokens : estimate.inputTokens.now()));
   const outputLimit = (price: ModelPrice | null, model: string): number => {
     // An echoing model (the demo) cannot say more than its prompt, whatever max_tokens allows.
     if (price?.echoOverheadTokens != null) return Math.min(estimate.maxOutputTokens ?? Infinity, promptTokens() + price.echoOverheadTokens);

@@ -52,9 +52,8 @@ function promptParts(prompt: unknown): { texts: string[]; tokens: number } {
 async function promptTokens(prompt: unknown, needed: boolean): Promise<PromptCount> {
   const { texts, tokens } = promptParts(prompt);
   const counter = await promptTokenCounter(texts, needed);
-  const count = (() => counter() + tokens) as PromptCount;
-  count.exact = async () => (await counter.exact()) + tokens;
-  return count;
+  // An object, not a closure with `exact` attached (see PromptCount).
+  return { now: () => counter.now() + tokens, exact: async () => (await counter.exact()) + tokens };
 }
 
 async function estimate(prompt: PromptCount, completionText: string): Promise<Usage> {

@@ -78,7 +78,7 @@ export async function handleEmbeddings(ctx: RequestContext, raw: Record<string, 
     record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, usage);
     const headers = successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing);
     if (record.priced.costUsd !== null) headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
-    deps.limiter.recordTokens(ctx.key.id, usage.inputTokens);
+    if (ctx.key.tpm) deps.limiter.recordTokens(ctx.key.id, usage.inputTokens);
     const u = value.body.usage !== null && typeof value.body.usage === 'object' ? (value.body.usage as Record<string, unknown>) : null;
     const text = stringifyWithCost(value.body, u, record.priced.costUsd);
     record.responseBody = `{"object":"list","data":[${data.length} embeddings],"usage":${stringifyWithCost(value.body.usage, u, record.priced.costUsd)}}`;

@@ -12,7 +12,7 @@ export interface PipelineCall {
   /** The codec for a candidate; default: the adapter's neutral codec. */
   codecFor?(c: Candidate): UpstreamCodec;
   /** The prompt's tokens, counted only when a budget needs them. */
-  promptTokens(): number;
+  promptTokens: { now(): number };
   /** The usage to record when the upstream reported none; `completionText` is what was answered. */
   estimate(completionText: string): Promise<Usage>;
   /** Narrows the admitted candidates (e.g. to those that serve the endpoint); may throw a client error. */
