@@ -112,7 +112,7 @@ export async function runPassthrough(ctx: RequestContext, admission: Admission, 
         return { ok: true, value: { kind: 'json', json: read.json as Record<string, unknown> } };
       }
       try {
-        return { ok: true, value: { kind: 'raw', contentType: contentType || 'application/octet-stream', bytes: Buffer.from(await sent.res.body.arrayBuffer()) } };
+        return { ok: true, value: { kind: 'raw', contentType: contentType || 'application/octet-stream', bytes: await sent.res.body.bytes() } };
       } catch (err) {
         return transportFailure(err);
       }

@@ -8,6 +8,8 @@ import type { UpstreamRequest } from '../providers/types.ts';
 import { ConnectionGate, QueueTimeout } from './connection-gate.ts';
 import type { QueueWaitReporter } from './queue-wait.ts';
 import { undiciParts } from './undici-parts.ts';
+import { UpstreamCallHandler } from './dispatch-handler.ts';
+import type { UpstreamAnswer } from './dispatch-handler.ts';
 
 export interface Timeouts {
   connectMs: number;
@@ -41,11 +43,8 @@ export class TransportError extends Error {
   }
 }
 
-export interface UpstreamResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
-}
+/** The answer's status and headers, and its body to read (see UpstreamBody). */
+export type UpstreamResponse = UpstreamAnswer;
 
 export interface PoolOptions {
   /** Connections per origin unless `byOrigin` says otherwise. */
@@ -101,22 +100,22 @@ export class Transport {
       released = true;
       gate.release();
     };
+    if (signal?.aborted) {
+      release();
+      throw classifyTransportError(signal.reason);
+    }
     try {
-      const res = await undiciParts.request.call(this.agent, {
-        origin,
-        path,
-        method: req.method,
-        headers: req.headers,
-        body: req.bodyBytes ?? req.body,
-        signal,
-        headersTimeout: timeouts.headersMs,
-        bodyTimeout: timeouts.idleMs,
+      return await new Promise<UpstreamResponse>((resolve, reject) => {
+        const handler = new UpstreamCallHandler(resolve, reject, release, signal);
+        try {
+          this.agent.dispatch(
+            { origin, path, method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.bodyBytes ?? req.body, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs },
+            handler,
+          );
+        } catch (err) {
+          handler.fail(err);
+        }
       });
-      // The connection is busy until its body is read to the end, fails or is dropped.
-      res.body.once('close', release);
-      res.body.once('end', release);
-      res.body.once('error', release);
-      return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
       release();
       throw classifyTransportError(err);

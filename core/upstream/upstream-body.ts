@@ -1,0 +1,165 @@
+/**
+ * An upstream answer's body, fed by undici's dispatch callbacks and read as text, as bytes, or chunk by
+ * chunk (with backpressure: the connection is paused while a reader lags). It replaces undici's request
+ * API (an AsyncResource and a Node stream per call): measured in the benchmark, that layer kept every
+ * call's objects alive into the next young collection, which then promoted them (~5 KB per call, a
+ * third of the scavenger's work), and cost CPU of its own.
+ */
+import type { Dispatcher } from 'undici';
+
+/** Chunks held unread before the upstream connection is paused. */
+const HIGH_WATER_BYTES = 64 * 1024;
+
+/** The reason a body is dropped unread: one error for every call (building one per call costs its stack). */
+const DROPPED = new Error('the gateway dropped the rest of the upstream body');
+
+interface Waiter {
+  resolve(r: IteratorResult<Buffer>): void;
+  reject(err: Error): void;
+}
+
+export class UpstreamBody implements AsyncIterable<Buffer> {
+  readonly #controller: Dispatcher.DispatchController;
+  readonly #done: () => void;
+  #chunks: Buffer[] = [];
+  #buffered = 0;
+  #ended = false;
+  #error: Error | null = null;
+  #destroyed = false;
+  #waiter: Waiter | null = null;
+  #flushing = false;
+  #collector: { resolve(b: Buffer): void; reject(err: Error): void } | null = null;
+
+  /** `done` runs once, when the body ended, failed or was destroyed (the connection is free then). */
+  constructor(controller: Dispatcher.DispatchController, done: () => void) {
+    this.#controller = controller;
+    this.#done = done;
+  }
+
+  /** True once nothing more will come: read to its end, failed, or destroyed. */
+  get destroyed(): boolean {
+    return this.#destroyed || this.#error !== null || (this.#ended && this.#chunks.length === 0);
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#destroyed) return;
+    this.#chunks.push(chunk);
+    this.#buffered += chunk.length;
+    // A waiting reader gets everything this socket read held (undici hands a chunked body over chunk by
+    // chunk, synchronously): one read and one write downstream per upstream read, not one per event.
+    if (this.#waiter !== null && !this.#flushing) {
+      this.#flushing = true;
+      queueMicrotask(this.#flush);
+    }
+    if (this.#collector === null && this.#buffered >= HIGH_WATER_BYTES && !this.#controller.paused) this.#controller.pause();
+  }
+
+  end(): void {
+    if (this.#destroyed || this.#ended) return;
+    this.#ended = true;
+    this.#done();
+    if (this.#collector !== null) this.#collect();
+    const w = this.#waiter;
+    // Chunks still held go to the waiting reader first (its flush is queued); the end comes after them.
+    if (w !== null && this.#chunks.length === 0) {
+      this.#waiter = null;
+      w.resolve({ done: true, value: undefined });
+    }
+  }
+
+  fail(err: Error): void {
+    if (this.#destroyed || this.#ended || this.#error !== null) return;
+    this.#error = err;
+    this.#done();
+    const c = this.#collector;
+    if (c !== null) {
+      this.#collector = null;
+      c.reject(err);
+    }
+    const w = this.#waiter;
+    if (w !== null) {
+      this.#waiter = null;
+      w.reject(err);
+    }
+  }
+
+  /** Stops reading: a body not yet read to its end is aborted (its connection is not reused). */
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#chunks = [];
+    this.#buffered = 0;
+    if (!this.#ended && this.#error === null) {
+      this.#done();
+      this.#controller.abort(DROPPED);
+    }
+    const w = this.#waiter;
+    if (w !== null) {
+      this.#waiter = null;
+      w.resolve({ done: true, value: undefined });
+    }
+  }
+
+  /** The whole body (what is left of it), once it ended. */
+  bytes(): Promise<Buffer> {
+    if (this.#error !== null) return Promise.reject(this.#error);
+    if (this.#destroyed) return Promise.resolve(Buffer.alloc(0));
+    return new Promise<Buffer>((resolve, reject) => {
+      this.#collector = { resolve, reject };
+      if (this.#ended) this.#collect();
+      else if (this.#controller.paused) this.#controller.resume();
+    });
+  }
+
+  async text(): Promise<string> {
+    return (await this.bytes()).toString('utf8');
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return {
+      next: () => this.#next(),
+      // Leaving a `for await` early drops the rest, as a Node stream's iterator does.
+      return: () => {
+        this.destroy();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    };
+  }
+
+  readonly #flush = (): void => {
+    this.#flushing = false;
+    const w = this.#waiter;
+    if (w === null || this.#chunks.length === 0) return;
+    this.#waiter = null;
+    w.resolve({ done: false, value: this.#take() });
+  };
+
+  /** Everything held, as one buffer (as a Node stream's `read()` gives it). */
+  #take(): Buffer {
+    const chunks = this.#chunks;
+    this.#chunks = [];
+    this.#buffered = 0;
+    if (this.#controller.paused && !this.#ended) this.#controller.resume();
+    return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  }
+
+  #next(): Promise<IteratorResult<Buffer>> {
+    if (this.#chunks.length > 0) return Promise.resolve({ done: false, value: this.#take() });
+    if (this.#error !== null) return Promise.reject(this.#error);
+    if (this.#ended || this.#destroyed) return Promise.resolve({ done: true, value: undefined });
+    if (this.#controller.paused) this.#controller.resume();
+    return new Promise<IteratorResult<Buffer>>((resolve, reject) => {
+      this.#waiter = { resolve, reject };
+    });
+  }
+
+  #collect(): void {
+    const c = this.#collector;
+    if (c === null) return;
+    this.#collector = null;
+    const chunks = this.#chunks;
+    this.#chunks = [];
+    this.#buffered = 0;
+    c.resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+  }
+}
