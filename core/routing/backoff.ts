@@ -97,58 +97,73 @@ interface CandidateState {
 }
 
 export function planAttempts(candidates: readonly string[], opts: PlanOptions = {}): AttemptPlan {
-  const maxAttempts = Math.max(1, Math.floor(opts.maxAttempts ?? 3));
-  const retries = Math.max(0, Math.floor(opts.sameProviderRetries ?? 1));
-  const states: CandidateState[] = candidates.map((provider) => ({
-    provider,
-    tries: 0,
-    retrySame: false,
-    retryAfterMs: undefined,
-  }));
-  let attempts = 0;
-  let firstPass = 0;
-  let cursor = 0; // position in the retry pass
-  let last: CandidateState | null = null;
+  return new Planner(candidates, opts);
+}
 
-  const pickRetry = (): PlannedAttempt | null => {
+/**
+ * A class, not an object literal with a getter and closures: V8 gives each such literal a hidden class
+ * of its own (its accessor lives in the map), and those maps, allocated in the old generation, kept each
+ * call's plan alive into the next young collection.
+ */
+class Planner implements AttemptPlan {
+  readonly #opts: PlanOptions;
+  readonly #maxAttempts: number;
+  readonly #retries: number;
+  readonly #states: CandidateState[];
+  #attempts = 0;
+  #firstPass = 0;
+  /** Position in the retry pass. */
+  #cursor = 0;
+  #last: CandidateState | null = null;
+
+  constructor(candidates: readonly string[], opts: PlanOptions) {
+    this.#opts = opts;
+    this.#maxAttempts = Math.max(1, Math.floor(opts.maxAttempts ?? 3));
+    this.#retries = Math.max(0, Math.floor(opts.sameProviderRetries ?? 1));
+    this.#states = candidates.map((provider) => ({ provider, tries: 0, retrySame: false, retryAfterMs: undefined }));
+  }
+
+  get attempts(): number {
+    return this.#attempts;
+  }
+
+  next(): PlannedAttempt | null {
+    this.#last = null;
+    if (this.#attempts >= this.#maxAttempts) return null;
+    if (this.#firstPass < this.#states.length) return this.#hand(this.#states[this.#firstPass++], 0);
+    return this.#pickRetry();
+  }
+
+  failed(outcome: AttemptOutcome): void {
+    const last = this.#last;
+    if (last === null) return;
+    last.retrySame = outcome.retrySame;
+    last.retryAfterMs = outcome.retryAfterMs;
+  }
+
+  #pickRetry(): PlannedAttempt | null {
+    const states = this.#states;
     // Walk the candidates round-robin from the cursor; stop after a full lap with nothing eligible.
     for (let seen = 0; seen < states.length; seen++) {
-      const s = states[(cursor + seen) % states.length];
-      if (!s.retrySame || s.tries > retries) continue;
-      const delay = backoffDelayMs(s.tries - 1, s.retryAfterMs, opts.backoff);
+      const s = states[(this.#cursor + seen) % states.length];
+      if (!s.retrySame || s.tries > this.#retries) continue;
+      const delay = backoffDelayMs(s.tries - 1, s.retryAfterMs, this.#opts.backoff);
       if (delay === null) continue;
-      cursor = (cursor + seen + 1) % states.length;
-      return hand(s, delay);
+      this.#cursor = (this.#cursor + seen + 1) % states.length;
+      return this.#hand(s, delay);
     }
     return null;
-  };
+  }
 
-  const hand = (s: CandidateState, delayMs: number): PlannedAttempt => {
-    const planned = { provider: s.provider, attempt: attempts, retry: s.tries, delayMs };
+  #hand(s: CandidateState, delayMs: number): PlannedAttempt {
+    const planned = { provider: s.provider, attempt: this.#attempts, retry: s.tries, delayMs };
     s.tries += 1;
     s.retrySame = false; // until the attempt's failure says otherwise
     s.retryAfterMs = undefined;
-    attempts += 1;
-    last = s;
+    this.#attempts += 1;
+    this.#last = s;
     return planned;
-  };
-
-  return {
-    get attempts() {
-      return attempts;
-    },
-    next() {
-      last = null;
-      if (attempts >= maxAttempts) return null;
-      if (firstPass < states.length) return hand(states[firstPass++], 0);
-      return pickRetry();
-    },
-    failed(outcome) {
-      if (last === null) return;
-      last.retrySame = outcome.retrySame;
-      last.retryAfterMs = outcome.retryAfterMs;
-    },
-  };
+  }
 }
 
 function clamp01(x: number): number {
