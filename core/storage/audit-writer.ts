@@ -277,6 +277,8 @@ export function truncateBody(body: string | null, maxBytes: number = MAX_BODY_BY
   const totalBytes = Buffer.byteLength(body, 'utf8');
   if (totalBytes <= maxBytes) return body;
   const budget = maxBytes - MARKER_RESERVE_BYTES;
+  // As many bytes as units: plain ASCII (most prompts and code), cut where the bytes run out, no encoding.
+  if (totalBytes === body.length) return `${body.slice(0, budget)}…[truncated ${totalBytes - budget} bytes]`;
   // Every UTF-16 unit is at least one byte, so the first `budget` units hold at least `budget` bytes.
   const head = Buffer.from(body.slice(0, budget), 'utf8');
   let cut = Math.min(budget, head.length);
