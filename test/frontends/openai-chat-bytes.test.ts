@@ -92,4 +92,11 @@ describe('usage.cost spliced into the upstream answer', () => {
     expect(spliceUsageCost('{"a":{"usage":{}},"usage":{}}', {}, 0.5)).toBeNull();
     expect(spliceUsageCost('{"\\u0075sage":{"x":1},"b":{"usage":{}}}', { x: 1 }, 0.5)).toBeNull();
   });
+
+  it('splices without re-reading the usage when no key can be escaped, and checks it when one can', () => {
+    expect(spliceUsageCost('{"id":"x","usage":{"prompt_tokens":3}}', { prompt_tokens: 3 }, 0.5)).toBe('{"id":"x","usage":{"prompt_tokens":3,"cost":0.5}}');
+    // An escape elsewhere in the text: the span is compared with the parsed usage, and it matches.
+    const escaped = '{"content":"caf\\u00e9","usage":{"prompt_tokens":3}}';
+    expect(spliceUsageCost(escaped, { prompt_tokens: 3 }, 0.5)).toBe('{"content":"caf\\u00e9","usage":{"prompt_tokens":3,"cost":0.5}}');
+  });
 });

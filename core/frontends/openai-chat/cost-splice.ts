@@ -21,15 +21,18 @@ export function spliceUsageCost(text: string, usage: Record<string, unknown>, co
   if (text.charCodeAt(open) !== 123) return null;
   const close = objectEnd(text, open);
   if (close === -1) return null;
-  // The span must be that object (guards against a `usage` written with escapes elsewhere): the same
-  // members with the same values, compared without serialising either side.
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text.slice(open, close + 1));
-  } catch {
-    return null;
+  // The span must be that object. A text without `\\u` escapes writes every key literally, so its one
+  // `"usage":` is the top-level key; otherwise (the top-level key may be escaped, and the one found a nested
+  // one) the span must hold the same members with the same values.
+  if (text.includes('\\u')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text.slice(open, close + 1));
+    } catch {
+      return null;
+    }
+    if (!isDeepStrictEqual(parsed, usage)) return null;
   }
-  if (!isDeepStrictEqual(parsed, usage)) return null;
   let inner = open + 1;
   while (inner < close && isJsonSpace(text.charCodeAt(inner))) inner++;
   return `${text.slice(0, close)}${inner === close ? '' : ','}"cost":${formatUsd(cost)}${text.slice(close)}`;
