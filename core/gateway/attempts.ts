@@ -72,6 +72,8 @@ function clientStatus(status: number): number {
   return status === 409 ? 400 : status;
 }
 
+const ONE: readonly string[] = ['0'];
+
 export async function runAttempts<T>(
   deps: GatewayDeps,
   candidates: Candidate[],
@@ -80,7 +82,8 @@ export async function runAttempts<T>(
   isClientGone: () => boolean,
 ): Promise<AttemptSuccess<T>> {
   const { breaker } = deps;
-  let ordered = orderCandidates(candidates, strategy, {
+  // One candidate (most calls) has nothing to order: no closures, sorting or health split per call.
+  let ordered = candidates.length === 1 ? candidates : orderCandidates(candidates, strategy, {
     priceOf: (c) => {
       const p = deps.prices.lookup(c.runtime.settings.type, c.runtime.settings.preset, c.model);
       return p ? p.inputPerMTok + p.outputPerMTok : null;
@@ -93,7 +96,7 @@ export async function runAttempts<T>(
   if (healthy.length > 0) ordered = healthy;
 
   const plan = planAttempts(
-    ordered.map((_, i) => String(i)),
+    ordered.length === 1 ? ONE : ordered.map((_, i) => String(i)),
     { maxAttempts: deps.settings.routing.maxAttempts, sameProviderRetries: 1 },
   );
   const attempts: AttemptRecord[] = [];
