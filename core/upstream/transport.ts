@@ -159,8 +159,10 @@ export class Transport {
 
 export function classifyTransportError(err: unknown): TransportError {
   if (err instanceof TransportError) return err;
-  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
-  const code = e?.code ?? e?.cause?.code ?? e?.name ?? 'UNKNOWN';
+  const e = err as { code?: string | number; name?: string; message?: string; cause?: { code?: string } };
+  // An aborted signal's reason is a DOMException whose numeric `code` (20) would hide its name: the call was
+  // cut by its client (or a stopping gateway), which says nothing about the provider's health.
+  const code = e?.name === 'AbortError' ? 'AbortError' : String(e?.code ?? e?.cause?.code ?? e?.name ?? 'UNKNOWN');
   const message = e?.message ?? String(err);
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':

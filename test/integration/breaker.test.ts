@@ -85,6 +85,26 @@ async function openAlpha(r: Rig): Promise<void> {
 }
 
 describe('circuit breaker through the gateway', () => {
+  it('does not count clients that leave before the provider answers against the provider', async () => {
+    const r = await rig();
+    const { t, alpha } = r;
+    alpha.setDefaultFault({ kind: 'hang' });
+    for (let i = 0; i < 3; i++) {
+      const gone = new AbortController();
+      const pending = t.client().chat.completions.create({ model: MODEL, messages }, { signal: gone.signal, maxRetries: 0 });
+      const seen = alpha.requests.length;
+      const deadline = Date.now() + 3_000;
+      while (alpha.requests.length === seen && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+      gone.abort();
+      await expect(pending).rejects.toThrow();
+    }
+    // Three clients gone while alpha was thinking: alpha is not unhealthy, and the next call is its own.
+    await new Promise((res) => setTimeout(res, 100));
+    expect(t.gw.deps.breaker.state('alpha')).toBe('closed');
+    alpha.setDefaultFault(null);
+    expect((await call(t)).provider).toBe('alpha');
+  });
+
   it('opens after repeated failures and keeps the provider out for the whole cooldown', async () => {
     const r = await rig();
     const { t, alpha, clock } = r;
