@@ -141,7 +141,8 @@ describe.skipIf(browser === null && !browserRequired)('managing the gateway from
     await page.getByTestId('keys-message').filter({ hasText: 'Saved' }).waitFor();
     const k = await admin<{ budget_usd: number; budget_period: string; rpm: number; tpm: number; models: string[] }>('/admin/keys/victim');
     expect(k.body).toMatchObject({ budget_usd: 2.5, budget_period: 'daily', rpm: 120, tpm: 50000, models: ['demo-chat'] });
-    expect(await keyRow('victim').textContent()).toMatch(/\/ \$2\.50 daily.*120 rpm, 50,000 tpm.*demo-chat/);
+    // The list reloads after the save message: wait for the row, as for the state above.
+    await expect.poll(() => keyRow('victim').textContent()).toMatch(/\/ \$2\.50 daily.*120 rpm, 50,000 tpm.*demo-chat/);
     // The allow-list is enforced by the gateway now.
     const refused = await client(t.keys.victim).embeddings.create({ model: 'demo-embedding', input: 'x' }).then(() => 200, (e: { status?: number }) => e.status);
     expect(refused).toBe(403);
