@@ -33,13 +33,14 @@ export function countTokens(text: string): number {
 }
 
 const totalChars = (texts: readonly string[]): number => texts.reduce((n, t) => n + t.length, 0);
+const sumTokens = (texts: readonly string[]): number => texts.reduce((n, t) => n + countTokens(t), 0);
 
 /** The exact token count of `texts`, whatever their size: up to MAX_TOKENIZED_CHARS here, beyond on the tokenizer worker. */
 export async function countTokensExact(texts: string | readonly string[]): Promise<number> {
   const list = typeof texts === 'string' ? [texts] : texts;
   if (totalChars(list) > MAX_TOKENIZED_CHARS) return countTokensOffThread(list);
   await warmTokenizer().catch(() => undefined);
-  return list.reduce((n, t) => n + countTokens(t), 0);
+  return sumTokens(list);
 }
 
 /**
@@ -84,12 +85,12 @@ class LocalCount implements PromptCount {
   }
 
   now(): number {
-    return (this.#memo ??= this.#list.reduce((n, t) => n + countTokens(t), 0));
+    return (this.#memo ??= sumTokens(this.#list));
   }
 
   async exact(): Promise<number> {
     await warmTokenizer().catch(() => undefined);
-    return this.#list.reduce((n, t) => n + countTokens(t), 0);
+    return sumTokens(this.#list);
   }
 }
 
@@ -146,7 +147,7 @@ class LazyCount implements PromptCount {
 function textTokens(texts: PromptTexts): number {
   const list = typeof texts === 'string' ? [texts] : texts;
   const chars = totalChars(list);
-  return chars > MAX_TOKENIZED_CHARS ? Math.ceil(chars / 4) : list.reduce((n, t) => n + countTokens(t), 0);
+  return chars > MAX_TOKENIZED_CHARS ? Math.ceil(chars / 4) : sumTokens(list);
 }
 
 /** Text of the messages a chat request sends, for estimating its prompt tokens. */

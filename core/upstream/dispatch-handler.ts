@@ -21,9 +21,8 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler {
   #body: UpstreamBody | null = null;
   #settled = false;
   readonly #onAbort = (): void => {
-    const reason = (this.#signal?.reason as Error | undefined) ?? new Error('aborted');
-    if (this.#controller) this.#controller.abort(reason);
-    else this.#fail(reason);
+    if (this.#controller) this.#controller.abort(this.#abortReason());
+    else this.#fail(this.#abortReason());
   };
 
   /** `release` runs once, when the connection is free again (answer read, failed, or dropped). */
@@ -37,7 +36,7 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    if (this.#settled) controller.abort((this.#signal?.reason as Error | undefined) ?? new Error('aborted'));
+    if (this.#settled) controller.abort(this.#abortReason());
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
@@ -70,6 +69,10 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler {
     this.#settled = true;
     this.#finish();
     this.#reject(err);
+  }
+
+  #abortReason(): Error {
+    return (this.#signal?.reason as Error | undefined) ?? new Error('aborted');
   }
 
   #finish(): void {

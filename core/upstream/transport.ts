@@ -24,7 +24,7 @@ export type TransportFailureKind = 'connect' | 'timeout' | 'reset' | 'aborted';
 /** URL → target entries kept at most (Gemini's URLs name the model, so the set grows with models used). */
 const MAX_CACHED_TARGETS = 1024;
 
-/** Where a URL goes: undici's request API takes the origin and the path apart. */
+/** Where a URL goes: undici's dispatcher takes the origin and the path apart. */
 interface Target {
   origin: string;
   path: string;

@@ -157,9 +157,6 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
     const c = this.#collector;
     if (c === null) return;
     this.#collector = null;
-    const chunks = this.#chunks;
-    this.#chunks = [];
-    this.#buffered = 0;
-    c.resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    c.resolve(this.#take());
   }
 }

@@ -51,8 +51,7 @@ export async function handleCountTokens(ctx: RequestContext, raw: Record<string,
   const headers = { ...ctx.baseHeaders, 'x-request-id': ctx.requestId, 'request-id': ctx.requestId };
   const anthropic = candidates.find((c) => c.runtime.adapter.protocol === 'anthropic-messages');
   if (anthropic) {
-    const pendingKey = deps.providerKeys.keyFor(anthropic.runtime.settings);
-    const apiKey = isPromise(pendingKey) ? await pendingKey.catch(() => null) : pendingKey;
+    const apiKey = await deps.providerKeys.keyOrNull(anthropic.runtime.settings);
     const request = parseMessagesRequest({ ...body, max_tokens: 1 }, ctx.req.headers);
     const callCtx = { provider: anthropic.runtime.settings, model: anthropic.model, apiKey, stream: false };
     const sent = await sendToProvider(deps, anthropic.runtime.adapter, anthropicPassthroughRequest(body, request.forwardHeaders, callCtx, '/v1/messages/count_tokens'), timeoutsFor(deps, false), ctx.abort.signal, ctx.onQueued);
