@@ -10,6 +10,7 @@ import { Retention } from './retention.ts';
 import type { RetentionOptions } from './retention.ts';
 import type { CallRow } from './call-row.ts';
 import { RunningTotals } from './running-totals.ts';
+import { MARKER_RESERVE_BYTES, storedBody } from './stored-body.ts';
 
 export type { CallRow, Pricing } from './call-row.ts';
 
@@ -39,8 +40,6 @@ export const DEFAULT_FLUSH_INTERVAL_MS = 200;
 export const DEFAULT_MAX_BATCH = 500;
 export const DEFAULT_MAX_QUEUE = 50_000;
 export const MAX_BODY_BYTES = 64 * 1024;
-/** Room kept under the cap for the truncation marker, so a stored body never exceeds the cap. */
-const MARKER_RESERVE_BYTES = 64;
 
 /**
  * The `calls` columns in insert order (`insertRow` binds the values in the same order). Bound positionally:
@@ -52,7 +51,9 @@ const CALL_COLUMNS = [
   'cost_usd', 'pricing', 'price_version', 'latency_ms', 'ttft_ms', 'attempts', 'attempts_json', 'request_body', 'response_body',
   'user_agent', 'session_id', 'replayed',
 ] as const;
-type CallValues = (string | number | null)[];
+type CallValues = (string | number | Buffer | null)[];
+/** A body may come as UTF-8 bytes (stored-body.ts): stored as TEXT all the same. */
+const BODY_COLUMNS: ReadonlySet<string> = new Set(['request_body', 'response_body']);
 
 export class AuditWriter {
   private readonly flushIntervalMs: number;
@@ -81,7 +82,7 @@ export class AuditWriter {
     this.maxBodyBytes = Math.max(MARKER_RESERVE_BYTES * 2, options.maxBodyBytes ?? MAX_BODY_BYTES);
     this.onError = options.onError ?? ((error) => process.emitWarning(`audit write failed: ${String(error)}`));
     this.insert = db.prepare<CallValues, unknown>(
-      `INSERT INTO calls (${CALL_COLUMNS.join(', ')}) VALUES (${CALL_COLUMNS.map(() => '?').join(', ')})`,
+      `INSERT INTO calls (${CALL_COLUMNS.join(', ')}) VALUES (${CALL_COLUMNS.map((c) => (BODY_COLUMNS.has(c) ? 'CAST(? AS TEXT)' : '?')).join(', ')})`,
     );
     this.totals = new RunningTotals(db);
     this.writeBatch = db.transaction((rows: CallRow[]) => {
@@ -247,8 +248,8 @@ export class AuditWriter {
       row.errorMessage, row.stream ? 1 : 0, inputTokens, outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens,
       costUsd, row.pricing, row.priceVersion, int(row.latencyMs), row.ttftMs == null ? null : int(row.ttftMs), int(row.attempts),
       typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
-      truncateBody(rawBody(row.requestBody, row.bodySecrets), this.maxBodyBytes),
-      truncateBody(rawBody(row.responseBody, row.bodySecrets), this.maxBodyBytes),
+      storedBody(row.requestBody, row.bodySecrets, this.maxBodyBytes),
+      storedBody(row.responseBody, row.bodySecrets, this.maxBodyBytes),
       typeof row.userAgent === 'string' ? row.userAgent.slice(0, 512) : null,
       typeof row.sessionId === 'string' ? row.sessionId.slice(0, 200) : null,
       row.replayed === true ? 1 : 0,
