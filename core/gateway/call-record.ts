@@ -56,6 +56,8 @@ export class CallRecord {
   priced: Priced = { costUsd: null, pricing: 'unpriced' };
   ttftMs: number | null = null;
   requestBody: string | null = null;
+  /** Set by `requestFrom`, for a body large enough to be cut: then `requestBody` is null. */
+  requestBytes: Uint8Array | null = null;
   responseBody: string | null = null;
   secrets: Array<string | null> = [];
   /** Set by a handler whose response already went out but ended badly (an error event mid-stream). */
@@ -128,6 +130,7 @@ export class CallRecord {
       sessionId: this.sessionId,
       // Raw: the audit writer cuts and scrubs them off the request thread (`bodySecrets`).
       requestBody: storeBodies ? this.requestBody : null,
+      ...(storeBodies && this.requestBytes ? { requestBytes: this.requestBytes } : {}),
       responseBody: storeBodies ? this.responseBody : null,
       ...(storeBodies ? { bodySecrets: this.secrets.filter((s): s is string => typeof s === 'string') } : {}),
     };

@@ -196,8 +196,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         await handleAudio(ctx, route, await readBody(req, deps.settings.bodyLimitBytes, bodyMs));
       } else {
         const { json, text, bytes } = await readJsonObject(req, deps.settings.bodyLimitBytes, bodyMs);
-        // The audit writer cuts and scrubs it on its own thread (only a huge body is cut here).
-        record.requestBody = boundedBody(text);
+        recordRequestBody(record, text, bytes);
         ctx.bodyText = text;
         ctx.bodyBytes = bytes;
         record.stream = json.stream === true;
@@ -283,6 +282,20 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
  */
 function boundedBody(text: string | null): string | null {
   return text !== null && text.length > 4 * MAX_BODY_BYTES ? truncateBody(text) : text;
+}
+
+/**
+ * The request body for the audit row, which the audit thread cuts to 64 KiB and scrubs. One that may need
+ * cutting goes as the client's bytes, which that thread cuts and stores without encoding the text again;
+ * a huge one is cut here (`boundedBody`).
+ */
+function recordRequestBody(record: CallRecord, text: string, bytes: Buffer): void {
+  if (text.length * 3 <= MAX_BODY_BYTES || text.length > 4 * MAX_BODY_BYTES) {
+    record.requestBody = boundedBody(text);
+    return;
+  }
+  // Posted to the audit thread, a view carries its whole ArrayBuffer: a slice of a larger one is copied out.
+  record.requestBytes = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
 }
 
 /** The protocol a client speaks: its route's, else Anthropic when it sends Anthropic's headers, else OpenAI. */

@@ -4,7 +4,6 @@
  * stop calls `close()`, which writes everything; a crash loses at most one interval of rows.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { scrubSecrets } from '../gateway/scrub.ts';
 import type { Database } from './db.ts';
 import { Retention } from './retention.ts';
 import type { RetentionOptions } from './retention.ts';
@@ -248,7 +247,7 @@ export class AuditWriter {
       row.errorMessage, row.stream ? 1 : 0, inputTokens, outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens,
       costUsd, row.pricing, row.priceVersion, int(row.latencyMs), row.ttftMs == null ? null : int(row.ttftMs), int(row.attempts),
       typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
-      storedBody(row.requestBody, row.bodySecrets, this.maxBodyBytes),
+      storedBody(row.requestBytes ?? row.requestBody, row.bodySecrets, this.maxBodyBytes),
       storedBody(row.responseBody, row.bodySecrets, this.maxBodyBytes),
       typeof row.userAgent === 'string' ? row.userAgent.slice(0, 512) : null,
       typeof row.sessionId === 'string' ? row.sessionId.slice(0, 200) : null,
@@ -259,12 +258,6 @@ export class AuditWriter {
       status, inputTokens, outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens, costUsd, pricing: row.pricing,
     });
   }
-}
-
-/** A raw body (see `CallRow.bodySecrets`) made fit to store: cut first (the row keeps 64 KiB at most), then scrubbed. Every audit sink applies it. */
-export function rawBody(body: string | null, secrets: string[] | undefined): string | null {
-  if (body === null || secrets === undefined) return body;
-  return scrubSecrets(body.length > MAX_BODY_BYTES ? (truncateBody(body) ?? '') : body, secrets);
 }
 
 /**

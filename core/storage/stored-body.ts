@@ -10,24 +10,25 @@ import { scrubSecrets } from '../gateway/scrub.ts';
 /** Room kept under the cap for the truncation marker, so a stored body never exceeds the cap. */
 export const MARKER_RESERVE_BYTES = 64;
 
-export function storedBody(body: string | null, secrets: readonly string[] | undefined, maxBytes: number): string | Buffer | null {
+export function storedBody(body: string | Uint8Array | null, secrets: readonly string[] | undefined, maxBytes: number): string | Buffer | null {
   if (body === null) return null;
+  if (typeof body !== 'string') return fromBytes(Buffer.from(body.buffer, body.byteOffset, body.byteLength), body.byteLength, secrets, maxBytes);
   // A UTF-16 unit is at most 3 UTF-8 bytes: a short body needs no byte count and is bound as the string it is.
   if (body.length * 3 <= maxBytes) {
     const text = secrets ? scrubSecrets(body, secrets) : body;
     return text.length * 3 <= maxBytes ? text : fit(Buffer.from(text, 'utf8'), maxBytes);
   }
   const total = Buffer.byteLength(body, 'utf8');
-  if (total <= maxBytes) {
-    const bytes = Buffer.from(body, 'utf8');
-    return secrets ? fit(scrubBytes(bytes, secrets), maxBytes) : bytes;
-  }
+  // Every UTF-16 unit is at least one byte, so the first `budget` units hold at least the `budget` bytes kept.
+  return fromBytes(Buffer.from(total <= maxBytes ? body : body.slice(0, maxBytes - MARKER_RESERVE_BYTES), 'utf8'), total, secrets, maxBytes);
+}
+
+/** `bytes`, a body of `total` bytes or its start, cut to the cap (cut first, then scrubbed: the scrub reads 64 KiB at most). */
+function fromBytes(bytes: Buffer, total: number, secrets: readonly string[] | undefined, maxBytes: number): Buffer {
+  if (total <= maxBytes) return secrets ? fit(scrubBytes(bytes, secrets), maxBytes) : bytes;
   const budget = maxBytes - MARKER_RESERVE_BYTES;
-  // Every UTF-16 unit is at least one byte, so the first `budget` units hold at least `budget` bytes.
-  const head = Buffer.from(body.slice(0, budget), 'utf8');
-  const cut = charBoundary(head, budget);
-  // Cut first, then scrubbed: the scrub reads 64 KiB, not the whole body.
-  const kept = secrets ? scrubBytes(head.subarray(0, cut), secrets) : head.subarray(0, cut);
+  const cut = charBoundary(bytes, budget);
+  const kept = secrets ? scrubBytes(bytes.subarray(0, cut), secrets) : bytes.subarray(0, cut);
   return withMarker(kept.subarray(0, charBoundary(kept, budget)), total - cut);
 }
 

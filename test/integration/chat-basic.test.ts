@@ -207,6 +207,33 @@ describe('parameters', () => {
 });
 
 describe('audit rows', () => {
+  it('stores a large prompt as sent (whole under 64 KiB, cut over it), with the provider key and key-shaped text scrubbed', async () => {
+    const leak = `here is my key ${UPSTREAM_SECRET} and another sk-live-0123456789abcdefghij, café ☕ `;
+    const fits = `${leak}${'0123456789'.repeat(3000)}`; // ~30 KB: handed to the audit thread as bytes, kept whole
+    const huge = `${leak}${'é-€-'.repeat(30_000)}`; // ~200 KB of UTF-8: cut at 64 KiB
+    const a = await t.client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: fits }] }).withResponse();
+    const b = await t.client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: huge }] }).withResponse();
+    t.flush();
+    const store = t.openStore();
+    try {
+      const whole = getCall(store.db, a.response.headers.get('x-request-id')!)?.requestBody ?? '';
+      const sent = JSON.parse(whole) as { messages: { content: string }[] };
+      expect(sent.messages[0].content).toBe(fits.replace(UPSTREAM_SECRET, '[redacted]').replace('sk-live-0123456789abcdefghij', '[redacted]'));
+      const cut = getCall(store.db, b.response.headers.get('x-request-id')!)?.requestBody ?? '';
+      expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(64 * 1024);
+      expect(Buffer.byteLength(cut)).toBeGreaterThan(64 * 1024 - 100);
+      expect(cut).toMatch(/é-€-…\[truncated \d+ bytes\]$|…\[truncated \d+ bytes\]$/);
+      expect(cut).toContain('here is my key [redacted] and another [redacted], café ☕');
+      expect(cut).not.toContain('\uFFFD');
+      for (const body of [whole, cut]) {
+        expect(body).not.toContain(UPSTREAM_SECRET);
+        expect(body).not.toContain('sk-live-');
+      }
+    } finally {
+      store.close();
+    }
+  });
+
   it('records a non-stream call and a stream call under their x-request-id', async () => {
     const a = await t.client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'audit me please' }] }).withResponse();
     const sa = await t

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { MAX_BODY_BYTES, rawBody, truncateBody } from '../../core/storage/audit-writer.ts';
+import { scrubSecrets } from '../../core/gateway/scrub.ts';
+import { MAX_BODY_BYTES, truncateBody } from '../../core/storage/audit-writer.ts';
 import { storedBody } from '../../core/storage/stored-body.ts';
 
 const SECRET = 'sk-proj-a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6';
 const utf8 = (v: string | Buffer | null): string | null => (v === null ? null : Buffer.isBuffer(v) ? v.toString('utf8') : v);
 /** What the writer stored before bodies went in as bytes: cut as a string, then scrubbed, then capped. */
-const asString = (body: string | null, secrets: string[] | undefined): string | null => truncateBody(rawBody(body, secrets), MAX_BODY_BYTES);
+const asString = (body: string | null, secrets: string[] | undefined): string | null =>
+  truncateBody(body === null || secrets === undefined ? body : scrubSecrets(body.length > MAX_BODY_BYTES ? (truncateBody(body) ?? '') : body, secrets), MAX_BODY_BYTES);
 
 const bodies: Record<string, string> = {
   'small ASCII': '{"model":"gpt-4o","messages":[]}',
@@ -32,6 +34,13 @@ describe('storedBody: a body as the audit row stores it', () => {
         expect(Buffer.byteLength(utf8(stored) ?? '')).toBeLessThanOrEqual(MAX_BODY_BYTES);
         if (secrets) expect(utf8(stored)).not.toContain(SECRET);
         expect(utf8(stored)).not.toContain('\uFFFD');
+        // The client's bytes (a large request body comes so, in a view of its own or of a larger buffer).
+        const bytes = Buffer.from(body, 'utf8');
+        const larger = new Uint8Array(bytes.length + 4);
+        larger.set(bytes, 2);
+        const inLarger = new Uint8Array(larger.buffer, 2, bytes.length);
+        expect(utf8(storedBody(new Uint8Array(bytes), secrets, MAX_BODY_BYTES))).toBe(asString(body, secrets));
+        expect(utf8(storedBody(inLarger, secrets, MAX_BODY_BYTES))).toBe(asString(body, secrets));
       });
     }
   }

@@ -5,7 +5,8 @@
  * Every instance writes into the same `calls` table.
  */
 import type { AuditWriterOptions, AuditWriterStats, CallRow, CallRowListener } from '../audit-writer.ts';
-import { MAX_BODY_BYTES, rawBody, truncateBody } from '../audit-writer.ts';
+import { MAX_BODY_BYTES } from '../audit-writer.ts';
+import { storedBody } from '../stored-body.ts';
 import type { AuditSink } from '../threaded-audit-writer.ts';
 import { inTransaction, type Pool } from './pg-pool.ts';
 
@@ -126,14 +127,17 @@ export class PgAuditWriter implements AuditSink {
 }
 
 // PostgreSQL text cannot hold NUL, which a binary upload's body may: it is stored as U+FFFD.
-const cap = (body: string | null): string | null => truncateBody(body, MAX_BODY_BYTES)?.replaceAll('\u0000', '\uFFFD') ?? null;
+function cap(body: string | Uint8Array | null, secrets: string[] | undefined): string | null {
+  const stored = storedBody(body, secrets, MAX_BODY_BYTES);
+  return stored === null ? null : (typeof stored === 'string' ? stored : stored.toString('utf8')).replaceAll('\u0000', '\uFFFD');
+}
 
 function rowValues(r: CallRow): Value[] {
   return [
     r.id, r.time, r.keyId, r.keyName, r.endpoint, r.modelRequested, r.model, r.provider, r.status, r.errorType,
     r.errorMessage?.replaceAll('\u0000', '\uFFFD') ?? null, r.stream ? 1 : 0, r.inputTokens, r.outputTokens, r.cachedTokens, r.cacheWriteTokens, r.reasoningTokens,
     finiteOrNull(r.costUsd), r.pricing, r.priceVersion, Math.round(r.latencyMs), r.ttftMs === null ? null : Math.round(r.ttftMs), r.attempts, r.attemptsJson,
-    cap(rawBody(r.requestBody, r.bodySecrets)), cap(rawBody(r.responseBody, r.bodySecrets)), r.userAgent ?? null, r.sessionId ?? null, r.replayed ? 1 : 0,
+    cap(r.requestBytes ?? r.requestBody, r.bodySecrets), cap(r.responseBody, r.bodySecrets), r.userAgent ?? null, r.sessionId ?? null, r.replayed ? 1 : 0,
   ];
 }
 
