@@ -30,6 +30,8 @@ export interface BenchConfig {
   seconds: number;
   /** Warm-up seconds before each measured run (results discarded). */
   warmupSeconds: number;
+  /** How many times the lean floor and the gateway are measured, interleaved (rounds.ts). */
+  rounds: number;
   concurrency: number;
   /** Content chunks in the fake SSE stream (plus a finish chunk, a usage chunk and [DONE]). */
   streamChunks: number;
@@ -55,6 +57,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2)): BenchConfig 
   return {
     seconds: envNumber('BENCH_SECONDS', 5, 0.5, 120),
     warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1, 0, 30),
+    rounds: Math.round(envNumber('BENCH_ROUNDS', 3, 1, 9)),
     concurrency: Math.round(envNumber('BENCH_CONCURRENCY', 16, 1, 1024)),
     streamChunks: Math.round(envNumber('BENCH_STREAM_CHUNKS', 32, 1, 10_000)),
     chunkDelayMs: envNumber('BENCH_CHUNK_DELAY_MS', 0, 0, 1000),

@@ -97,6 +97,16 @@ export function formatReport(r: BenchResults): string {
   out.push(
     "CPU µs per call = CPU time of the server's processes during the measured window / calls answered (from /proc). 100 KB prompt: non-stream calls whose last user message carries ~100 KB of source code.",
   );
+  const rounds = r.targets.filter((t) => t.rounds !== null);
+  if (rounds.length > 0) {
+    const list = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' / ');
+    out.push('');
+    out.push(
+      `Measured in ${String(r.config.rounds)} rounds, in turns; each row shows its median round. CPU µs per call by round: ${rounds
+        .map((t) => `${t.name} ${list(t.rounds?.nonStream ?? [])} (non-stream), ${list(t.rounds?.stream ?? [])} (stream), ${list(t.rounds?.bigPrompt ?? [])} (100 KB)`)
+        .join('; ')}.`,
+    );
+  }
   out.push('');
   out.push('### Goals (issue 13)');
   out.push('');

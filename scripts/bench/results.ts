@@ -52,6 +52,11 @@ export interface TargetResult {
   clientAbort: { survived: boolean; upstreamCut: boolean; detail: string } | null;
   audit: AuditSummary | null;
   note: string | null;
+  /**
+   * CPU µs per call in each round, when the row was measured more than once (rounds.ts): the row then shows,
+   * per mode, the round with the median CPU.
+   */
+  rounds: { nonStream: number[]; stream: number[]; bigPrompt: number[] } | null;
 }
 
 export interface FailoverResult {
@@ -123,4 +128,5 @@ export const emptyTarget = (name: string, label: string): TargetResult => ({
   clientAbort: null,
   audit: null,
   note: null,
+  rounds: null,
 });

@@ -23,6 +23,7 @@ import { installCleanup, killAll, setUpPinning, spawnNode, waitForLine } from '.
 import { profileScenario } from './profile-run.ts';
 import { formatReport } from './report.ts';
 import type { BenchResults, Verdict } from './results.ts';
+import { roundsScenario } from './rounds.ts';
 import { teamScenario } from './team-scenario.ts';
 import { bareScenario, directScenario, gatewayChatScenario, leanScenario, litellmScenario, messagesScenario, portkeyScenario, responsesScenario } from './targets.ts';
 
@@ -43,6 +44,7 @@ const SCENARIOS: Scenario[] = [
   leanScenario,
   bareScenario,
   gatewayChatScenario,
+  roundsScenario,
   messagesScenario,
   responsesScenario,
   portkeyScenario,
@@ -121,7 +123,9 @@ async function main(): Promise<number> {
   const stale = readmeMismatch(command);
   if (stale) ctx.warnings.push(stale);
 
-  const scenarios = [...SCENARIOS.filter((s) => cfg.only === null || cfg.only.has(s.name)), ...(cfg.profile ? [profileScenario] : [])];
+  // The rounds re-measure lean and gateway: they run whenever both rows do.
+  const picked = (s: Scenario): boolean => cfg.only === null || cfg.only.has(s.name) || (s === roundsScenario && cfg.only.has('lean') && cfg.only.has('gateway'));
+  const scenarios = [...SCENARIOS.filter(picked), ...(cfg.profile ? [profileScenario] : [])];
   for (const s of scenarios) {
     const s0 = performance.now();
     try {
