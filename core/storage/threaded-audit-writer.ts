@@ -70,6 +70,11 @@ export class ThreadedAuditWriter implements AuditSink {
       if (m.type === 'error') (this.options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
     });
     worker.on('error', (err) => this.useFallback(err));
+    // A worker that ends without an error event (terminated, or its thread exited) is as gone: later rows are
+    // written on this thread rather than posted to nobody.
+    worker.on('exit', (code) => {
+      if (this.worker === worker && !this.closed) this.useFallback(new Error(`the audit thread exited (code ${code})`));
+    });
     this.worker = worker;
     return worker;
   }

@@ -101,3 +101,25 @@ it('raw bodies (bodySecrets set) are cut and scrubbed on the worker: the secrets
   expect(stored.r).toMatch(/…\[truncated \d+ bytes\]$/);
   expect(Buffer.byteLength(stored.r)).toBeLessThanOrEqual(64 * 1024);
 });
+
+it('a worker that exits without an error event hands the writing to this thread: later rows are still stored', async () => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.message);
+  process.on('warning', onWarning);
+  try {
+    const first = Array.from({ length: 30 }, () => row());
+    for (const r of first) store.audit.record(r);
+    expect(store.audit.flush()).toBe(30);
+    const worker = Reflect.get(store.audit, 'worker') as import('node:worker_threads').Worker;
+    await worker.terminate();
+    await new Promise((r) => setTimeout(r, 20));
+    const later = Array.from({ length: 5 }, () => row());
+    for (const r of later) store.audit.record(r);
+    expect(store.audit.flush()).toBe(5);
+    const ids = (store.db.prepare('SELECT id FROM calls').all() as { id: string }[]).map((r) => r.id);
+    expect(new Set(ids)).toEqual(new Set([...first, ...later].map((r) => r.id)));
+    expect(warnings.some((w) => /audit worker failed .*exited/.test(w))).toBe(true);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
