@@ -56,7 +56,7 @@ export class CallRecord {
   priced: Priced = { costUsd: null, pricing: 'unpriced' };
   ttftMs: number | null = null;
   requestBody: string | null = null;
-  /** Set by `requestFrom`, for a body large enough to be cut: then `requestBody` is null. */
+  /** The client's bytes, for a request body large enough to be cut (server.ts, `recordRequestBody`); `requestBody` is then null. */
   requestBytes: Uint8Array | null = null;
   responseBody: string | null = null;
   secrets: Array<string | null> = [];

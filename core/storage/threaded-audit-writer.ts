@@ -69,11 +69,11 @@ export class ThreadedAuditWriter implements AuditSink {
     worker.on('message', (m: { type: string; message?: string }) => {
       if (m.type === 'error') (this.options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
     });
-    worker.on('error', (err) => this.useFallback(err));
+    worker.on('error', (err) => this.switchToFallback(err));
     // A worker that ends without an error event (terminated, or its thread exited) is as gone: later rows are
     // written on this thread rather than posted to nobody.
     worker.on('exit', (code) => {
-      if (this.worker === worker && !this.closed) this.useFallback(new Error(`the audit thread exited (code ${code})`));
+      if (this.worker === worker && !this.closed) this.switchToFallback(new Error(`the audit thread exited (code ${code})`));
     });
     this.worker = worker;
     return worker;
@@ -210,7 +210,7 @@ export class ThreadedAuditWriter implements AuditSink {
     }
   }
 
-  private useFallback(err: unknown): void {
+  private switchToFallback(err: unknown): void {
     if (this.fallback) return;
     this.worker = null;
     if (this.closed) {
