@@ -208,7 +208,8 @@ describe('parameters', () => {
 
 describe('audit rows', () => {
   it('stores a large prompt as sent (whole under 64 KiB, cut over it), with the provider key and key-shaped text scrubbed', async () => {
-    const leak = `here is my key ${UPSTREAM_SECRET} and another sk-live-0123456789abcdefghij, café ☕ `;
+    const keyShaped = `sk-live-${'FAKE'.repeat(5)}`; // built here: plainly fake, key-shaped
+    const leak = `here is my key ${UPSTREAM_SECRET} and another ${keyShaped}, café ☕ `;
     const fits = `${leak}${'0123456789'.repeat(3000)}`; // ~30 KB: handed to the audit thread as bytes, kept whole
     const huge = `${leak}${'é-€-'.repeat(30_000)}`; // ~200 KB of UTF-8: cut at 64 KiB
     const a = await t.client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: fits }] }).withResponse();
@@ -218,7 +219,7 @@ describe('audit rows', () => {
     try {
       const whole = getCall(store.db, a.response.headers.get('x-request-id')!)?.requestBody ?? '';
       const sent = JSON.parse(whole) as { messages: { content: string }[] };
-      expect(sent.messages[0].content).toBe(fits.replace(UPSTREAM_SECRET, '[redacted]').replace('sk-live-0123456789abcdefghij', '[redacted]'));
+      expect(sent.messages[0].content).toBe(fits.replace(UPSTREAM_SECRET, '[redacted]').replace(keyShaped, '[redacted]'));
       const cut = getCall(store.db, b.response.headers.get('x-request-id')!)?.requestBody ?? '';
       expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(64 * 1024);
       expect(Buffer.byteLength(cut)).toBeGreaterThan(64 * 1024 - 100);

@@ -4,7 +4,9 @@ import { scrubSecrets } from '../../core/gateway/scrub.ts';
 import { MAX_BODY_BYTES, truncateBody } from '../../core/storage/audit-writer.ts';
 import { storedBody } from '../../core/storage/stored-body.ts';
 
-const SECRET = 'sk-proj-a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6';
+// Key-shaped, plainly fake and built here, so no scanner mistakes the file for a leaked key.
+const SECRET = `sk-proj-${'FAKE0'.repeat(8)}`;
+const KEY_SHAPED = { google: `AIza${'FAKE'.repeat(6)}`, anthropic: `sk-ant-${'fake'.repeat(6)}` };
 const utf8 = (v: string | Buffer | null): string | null => (v === null ? null : Buffer.isBuffer(v) ? v.toString('utf8') : v);
 /** What the writer stored before bodies went in as bytes: cut as a string, then scrubbed, then capped. */
 const asString = (body: string | null, secrets: string[] | undefined): string | null =>
@@ -20,8 +22,8 @@ const bodies: Record<string, string> = {
   'surrogate pairs (😀)': '😀'.repeat(20_000),
   'NUL characters': `a\u0000b${'\u0000x'.repeat(40_000)}`,
   'secrets near the start and past the cut': `${SECRET} ${'d'.repeat(70_000)} ${SECRET}`,
-  'a key-shaped token in a big body': `${'e'.repeat(1000)} AIzaSyA-1234567890abcdefghij ${'f'.repeat(80_000)}`,
-  'a secret in a small body': `{"key":"${SECRET}","other":"sk-ant-api03-abcdefghijklmnopqrstuv"}`,
+  'a key-shaped token in a big body': `${'e'.repeat(1000)} ${KEY_SHAPED.google} ${'f'.repeat(80_000)}`,
+  'a secret in a small body': `{"key":"${SECRET}","other":"${KEY_SHAPED.anthropic}"}`,
   'a secret in a mid-size body that fits': `${'g'.repeat(30_000)}${SECRET}${'é'.repeat(10_000)}`,
 };
 
