@@ -9,7 +9,7 @@ import { Retention } from './retention.ts';
 import type { RetentionOptions } from './retention.ts';
 import type { CallRow } from './call-row.ts';
 import { RunningTotals } from './running-totals.ts';
-import { MARKER_RESERVE_BYTES, storedBody } from './stored-body.ts';
+import { MARKER_RESERVE_BYTES, charBoundary, storedBody, truncationMarker } from './stored-body.ts';
 
 export type { CallRow, Pricing } from './call-row.ts';
 
@@ -272,13 +272,11 @@ export function truncateBody(body: string | null, maxBytes: number = MAX_BODY_BY
   if (totalBytes <= maxBytes) return body;
   const budget = maxBytes - MARKER_RESERVE_BYTES;
   // As many bytes as units: plain ASCII (most prompts and code), cut where the bytes run out, no encoding.
-  if (totalBytes === body.length) return `${body.slice(0, budget)}…[truncated ${totalBytes - budget} bytes]`;
+  if (totalBytes === body.length) return `${body.slice(0, budget)}${truncationMarker(totalBytes - budget)}`;
   // Every UTF-16 unit is at least one byte, so the first `budget` units hold at least `budget` bytes.
   const head = Buffer.from(body.slice(0, budget), 'utf8');
-  let cut = Math.min(budget, head.length);
-  // Step back off UTF-8 continuation bytes (10xxxxxx) so no character is split.
-  while (cut > 0 && cut < head.length && (head[cut] & 0xc0) === 0x80) cut--;
-  return `${head.subarray(0, cut).toString('utf8')}…[truncated ${totalBytes - cut} bytes]`;
+  const cut = charBoundary(head, budget);
+  return `${head.subarray(0, cut).toString('utf8')}${truncationMarker(totalBytes - cut)}`;
 }
 
 function int(value: number): number {

@@ -39,10 +39,13 @@ function fit(bytes: Buffer, maxBytes: number): Buffer {
   return withMarker(bytes.subarray(0, cut), bytes.length - cut);
 }
 
-const withMarker = (kept: Buffer, cutBytes: number): Buffer => Buffer.concat([kept, Buffer.from(`…[truncated ${cutBytes} bytes]`, 'utf8')]);
+/** What ends a cut body: how many of its bytes were cut. */
+export const truncationMarker = (cutBytes: number): string => `…[truncated ${cutBytes} bytes]`;
+
+const withMarker = (kept: Buffer, cutBytes: number): Buffer => Buffer.concat([kept, Buffer.from(truncationMarker(cutBytes), 'utf8')]);
 
 /** The largest length up to `limit` that does not split a UTF-8 character (steps back off 10xxxxxx bytes). */
-function charBoundary(bytes: Buffer, limit: number): number {
+export function charBoundary(bytes: Buffer, limit: number): number {
   let cut = Math.min(limit, bytes.length);
   while (cut > 0 && cut < bytes.length && (bytes[cut] & 0xc0) === 0x80) cut--;
   return cut;
