@@ -6,7 +6,6 @@ import { cassetteModeFromFlags } from '../../core/cassettes/mode.ts';
 import type { CassetteConfig } from '../../core/cassettes/mode.ts';
 import type { RunningGateway } from '../../core/gateway/app.ts';
 import { adminActionLine } from '../../core/admin/admin-action.ts';
-import { callToJson } from '../../core/call-json.ts';
 import { dataPaths, ensureDataHome } from '../../core/home.ts';
 import { clearServerState, writeServerState } from '../../core/server-state.ts';
 import { acquireStartLock } from '../../core/start-lock.ts';
@@ -18,7 +17,7 @@ import { catchStopSignals, onStopSignal, stopRequested } from '../stop-signals.t
 import { dataHome, note, out } from '../context.ts';
 import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
 import { offerInitOnFirstRun } from './init.ts';
-import { formatCallLine } from './logs.ts';
+import { formatRowLine } from './logs.ts';
 
 const optsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).optional(),
@@ -137,7 +136,7 @@ export function registerStart(program: Command): void {
           onQuit: () => requestStop(),
         });
       } else {
-        gw.onCall((row) => callLines.line(formatCallLine(callToJson(row))));
+        gw.onCall((row) => callLines.line(formatRowLine(row)));
         gw.onAdminAction((action) => note(adminActionLine(action)));
       }
 

@@ -21,8 +21,20 @@ export function capText(text: string | null, max: number): string | null {
   return text.slice(0, cut) + marker;
 }
 
-/** The row with every free-text field capped; bodies are capped by bytes in the writer. */
+const within = (text: string | null, max: number): boolean => text === null || text.length <= max;
+
+/**
+ * The row with every free-text field capped; bodies are capped by bytes in the writer. A row within every cap
+ * (nearly all of them) is returned as it is: rows are built fresh per call, and copying one cost more than checking it.
+ */
 export function capCallRow(row: CallRow): CallRow {
+  if (
+    within(row.keyName, MAX_NAME_CHARS) && within(row.endpoint, MAX_NAME_CHARS) && within(row.modelRequested, MAX_NAME_CHARS) &&
+    within(row.model, MAX_NAME_CHARS) && within(row.provider, MAX_NAME_CHARS) && within(row.errorType, MAX_NAME_CHARS) &&
+    within(row.errorMessage, MAX_ERROR_CHARS) && within(row.priceVersion, MAX_NAME_CHARS) && within(row.attemptsJson, MAX_ATTEMPTS_JSON_CHARS)
+  ) {
+    return row;
+  }
   return {
     ...row,
     keyName: capText(row.keyName, MAX_NAME_CHARS),

@@ -124,6 +124,17 @@ describe('field caps', () => {
     expect(capText('short', 256)).toBe('short');
     expect(capText(null, 256)).toBeNull();
   });
+
+  it('cuts a field that alone is over its cap, and passes a row within every cap as it is', () => {
+    const fields = ['keyName', 'endpoint', 'modelRequested', 'model', 'provider', 'errorType', 'errorMessage', 'priceVersion', 'attemptsJson'] as const;
+    for (const f of fields) {
+      const capped = capCallRow(row({ [f]: 'x'.repeat(20_000) }));
+      expect(capped[f], f).toContain('…[truncated 20000 chars]');
+      expect(capped.id).toMatch(/^req_/);
+    }
+    const fine = row();
+    expect(capCallRow(fine)).toBe(fine);
+  });
 });
 
 describe('retention without any new call', () => {
