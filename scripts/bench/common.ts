@@ -149,7 +149,7 @@ export function rssBytes(pid: number): number | null {
   }
 }
 
-const CLOCK_TICKS = 100; // USER_HZ on Linux
+export const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** CPU time (user + system) a process has used so far, in ms, or null without /proc. */
 export function cpuMs(pid: number): number | null {

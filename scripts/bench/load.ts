@@ -9,6 +9,8 @@
  */
 import { Pool } from 'undici';
 import { cpuMs, rssBytes } from './common.ts';
+import { threadCpuMs, threadCpuPerRequest } from './thread-cpu.ts';
+import type { ThreadGroup } from './thread-cpu.ts';
 
 export interface LoadSpec {
   origin: string;
@@ -61,6 +63,8 @@ export interface LoadResult {
   serverCpuPerSec: number | null;
   /** Server CPU time per completed request, microseconds. */
   serverCpuUsPerReq: number | null;
+  /** The same, split by thread group (thread-cpu.ts); null without /proc. */
+  serverThreadCpuUsPerReq: Partial<Record<ThreadGroup, number>> | null;
   otherCpuPerSec: Record<string, number | null>;
   /** This process (the load generator). */
   clientCpuPerSec: number;
@@ -194,12 +198,14 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       : null;
     const pids = server?.pids() ?? [];
     const cpu0 = server ? cpuOf(pids) : null;
+    const threads0 = threadCpuMs(pids);
     const others0 = Object.fromEntries(Object.entries(spec.otherPids ?? {}).map(([k, pid]) => [k, cpuMs(pid)]));
     const self0 = process.cpuUsage();
     const { start } = await phase(pool, spec, spec.seconds, sink);
     const wallMs = Math.max(1, sink.lastEnd - start);
     if (sampler) clearInterval(sampler);
     const cpu1 = server ? cpuOf(pids) : null;
+    const threads1 = threadCpuMs(pids);
     const self1 = process.cpuUsage(self0);
     const perSec = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : ((b - a) / wallMs) * 1000);
     const otherCpuPerSec: Record<string, number | null> = {};
@@ -225,6 +231,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       serverRssMax: rssMax,
       serverCpuPerSec: perSec(cpu0, cpu1),
       serverCpuUsPerReq: serverCpu === null || requests === 0 ? null : (serverCpu * 1000) / requests,
+      serverThreadCpuUsPerReq: threadCpuPerRequest(threads0, threads1, requests),
       otherCpuPerSec,
       clientCpuPerSec: ((self1.user + self1.system) / 1000 / wallMs) * 1000,
     };

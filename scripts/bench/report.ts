@@ -2,6 +2,7 @@
 import { formatMemory } from './memory.ts';
 import { formatProfile } from './profile.ts';
 import { TARGET } from './results.ts';
+import { formatThreadCpu } from './thread-cpu.ts';
 import type { BenchResults, Verdict } from './results.ts';
 import type { Footprint } from './server.ts';
 
@@ -146,6 +147,20 @@ export function formatReport(r: BenchResults): string {
     '"upstream conns" = TCP connections the fake upstream accepted during that run, warm-up included (the client holds one per worker: a proxy that reuses its upstream connections opens about as many).',
   );
   out.push('');
+  out.push(
+    ...formatThreadCpu(
+      r.targets
+        .filter((t) => t.name !== TARGET.direct)
+        .map((t) => ({
+          label: t.label,
+          modes: [
+            ['non-stream', t.nonStream?.serverThreadCpuUsPerReq],
+            ['stream', t.stream?.serverThreadCpuUsPerReq],
+            ['100 KB prompt', t.bigPrompt?.serverThreadCpuUsPerReq],
+          ],
+        })),
+    ),
+  );
   out.push('### Ratios');
   out.push('');
   out.push('| ratio | value |');
