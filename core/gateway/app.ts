@@ -247,6 +247,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     async stopNow() {
       inflight.cutAll();
       await inflight.drain(1_000);
+      await budgets.close?.();
       await store.close();
     },
     async close(opts) {
@@ -267,6 +268,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
       server.closeAllConnections();
       await serverClosed;
       await discovery.catch(() => undefined);
+      await budgets.close?.();
       // The store closes last: every call above has queued its audit row, and close() flushes them.
       await store.close();
       await (demo as DemoUpstream | null)?.close();

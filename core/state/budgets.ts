@@ -28,6 +28,8 @@ export interface Budgets {
   snapshot(key: StoredKey): Awaitable<BudgetSnapshot | null>;
   /** Forget cached spend (after `logs purge` or a budget change). */
   invalidate(): void;
+  /** Gives up what this process holds for calls in flight (a team's lease), once they settled: on a stop. */
+  close?(): Promise<void>;
 }
 
 export function periodStart(period: BudgetPeriod, now = new Date()): number {
