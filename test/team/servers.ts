@@ -41,6 +41,9 @@ export interface RunningServer {
   /** The server's process (as root, PostgreSQL's is `runuser`'s, the postmaster its child). */
   pid: number;
   stop(): Promise<void>;
+  /** PostgreSQL only: stops the server keeping its data, and starts it again on the same port. */
+  pause?(): Promise<void>;
+  resume?(): Promise<void>;
 }
 
 const isRoot = (): boolean => process.getuid?.() === 0;
@@ -71,6 +74,17 @@ function stopChild(child: ChildProcess, dir: string): () => Promise<void> {
   };
 }
 
+/**
+ * Stops PostgreSQL (fast shutdown) and waits for it. As root `child` is runuser, which does not pass signals
+ * on: the postmaster is its child, and a signal to runuser alone left it running past the test.
+ */
+async function stopPostmaster(child: ChildProcess): Promise<void> {
+  const postmaster = spawnSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  process.kill(postmaster ? Number(postmaster) : (child.pid ?? -1), 'SIGINT');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+}
+
 /** initdb in a temp folder, then `postgres` on a free port (trust auth on loopback only). */
 export async function startPostgres(): Promise<RunningServer> {
   const bin = pgBinDir();
@@ -89,15 +103,33 @@ export async function startPostgres(): Promise<RunningServer> {
   const [cmd, args] = runAs(path.join(bin, 'postgres'), [
     '-D', data, '-k', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'max_connections=300',
   ]);
-  const child = spawn(cmd, args, { stdio: 'ignore' });
   const url = `postgres://gateway@127.0.0.1:${port}/postgres`;
-  await waitFor('postgres', async () => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.end();
-    return true;
-  }, child);
-  return { url, pid: child.pid ?? -1, stop: stopChild(child, dir) };
+  const accepts = async (): Promise<boolean> => {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+    try {
+      await c.connect();
+      return true;
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  };
+  let child = spawn(cmd, args, { stdio: 'ignore' });
+  await waitFor('postgres', accepts, child);
+  return {
+    url,
+    get pid() {
+      return child.pid ?? -1;
+    },
+    async stop() {
+      if (child.exitCode === null) await stopPostmaster(child).catch(() => undefined);
+      await stopChild(child, dir)();
+    },
+    pause: () => stopPostmaster(child),
+    async resume() {
+      child = spawn(cmd, args, { stdio: 'ignore' });
+      await waitFor('postgres', accepts, child);
+    },
+  };
 }
 
 /** A fresh database on the server, so each test file starts empty. */

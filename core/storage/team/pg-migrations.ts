@@ -5,6 +5,7 @@
  * Several instances may start at once: an advisory lock makes one migrate while the others wait.
  */
 import type { Pool, PoolClient } from 'pg';
+import { withClient } from './pg-pool.ts';
 
 export interface PgMigration {
   version: number;
@@ -146,35 +147,35 @@ export const PG_SCHEMA_VERSION: number = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]
 const MIGRATION_LOCK = 4_141_015;
 
 /** Applies what the database lacks, each migration in its own transaction; returns the versions applied. */
-export async function applyPgMigrations(pool: Pool, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
-  const client = await pool.connect();
-  const applied: number[] = [];
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
-    const current = await pgSchemaVersion(client);
-    const newest = migrations.at(-1)?.version ?? 0;
-    if (current > newest) {
-      throw new Error(`the PostgreSQL database has schema version ${current}, but this gateway only knows up to ${newest}: it was migrated by a newer gateway. Upgrade gateway.`);
-    }
-    for (const m of migrations) {
-      if (m.version <= current) continue;
-      await client.query('BEGIN');
-      try {
-        await client.query(m.sql);
-        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, Date.now()]);
-        await client.query('COMMIT');
-        applied.push(m.version);
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
+export function applyPgMigrations(pool: Pool, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+  return withClient(pool, async (client) => {
+    const applied: number[] = [];
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
+      const current = await pgSchemaVersion(client);
+      const newest = migrations.at(-1)?.version ?? 0;
+      if (current > newest) {
+        throw new Error(`the PostgreSQL database has schema version ${current}, but this gateway only knows up to ${newest}: it was migrated by a newer gateway. Upgrade gateway.`);
       }
+      for (const m of migrations) {
+        if (m.version <= current) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(m.sql);
+          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, Date.now()]);
+          await client.query('COMMIT');
+          applied.push(m.version);
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw err;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     }
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
-    client.release();
-  }
-  return applied;
+    return applied;
+  });
 }
 
 async function pgSchemaVersion(client: PoolClient): Promise<number> {

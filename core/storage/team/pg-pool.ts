@@ -16,18 +16,38 @@ export function openPool(url: string, max = 10): pg.Pool {
   return pool;
 }
 
-/** Runs `fn` in one transaction on one client. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with a client of its own, released after (destroyed when its connection died). While a client is
+ * checked out the pool does not listen for its errors, and a connection the server ends between two statements
+ * (a restart: "terminating connection due to administrator command") makes pg emit `error` on the client, which
+ * with nobody listening ended the whole process. Here the statement under way, or the next, fails instead.
+ */
+export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (err: Error): void => {
+    lost = err;
+  };
+  client.on('error', onError);
   try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
+    return await fn(client);
   } finally {
-    client.release();
+    client.removeListener('error', onError);
+    client.release(lost);
   }
+}
+
+/** Runs `fn` in one transaction on one client. */
+export function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  });
 }
