@@ -136,7 +136,7 @@ export function createAdminHandler(
       }
       throw notFound(`Unknown admin path ${method} ${path}.`);
     } catch (err) {
-      const failure = storageFailure(err, deps.store.location);
+      const failure = storageFailure(err, deps.store);
       if (failure) return void sendError(res, failure, headers);
       if (err instanceof StorageError) return void sendError(res, err.code.endsWith('_not_found') ? notFound(err.message) : badRequest(err.message, err.code), headers);
       sendError(res, err, headers);

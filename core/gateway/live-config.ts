@@ -13,6 +13,9 @@ import { adapterFor } from '../providers/registry.ts';
 import type { ProviderAdapter, ProviderSettings } from '../providers/types.ts';
 import type { Strategy } from '../routing/strategy.ts';
 
+/** How often a config reload that keeps failing is reported. */
+const RELOAD_FAILURE_REPORT_MS = 30_000;
+
 export interface RuntimeProvider {
   settings: ProviderSettings;
   adapter: ProviderAdapter;
@@ -127,7 +130,21 @@ export class LiveConfig {
   }
 
   startPolling(intervalMs = 250): void {
-    const failed = (err: unknown) => console.error('[gateway] config reload failed:', (storageErrorFor(err, this.state.location) as Error).message);
+    // The poll runs a few times a second: a store that is away (a team's PostgreSQL restarting) is reported at once,
+    // then every 30 s with how many reloads failed in between, not on every tick.
+    let reportedAt = Number.NEGATIVE_INFINITY;
+    let unreported = 0;
+    const failed = (err: unknown) => {
+      const now = Date.now();
+      if (now - reportedAt < RELOAD_FAILURE_REPORT_MS) {
+        unreported++;
+        return;
+      }
+      const more = unreported > 0 ? ` (${unreported} more failed since the last report)` : '';
+      console.error(`[gateway] config reload failed${more}: ${(storageErrorFor(err, this.state.location) as Error).message}`);
+      reportedAt = now;
+      unreported = 0;
+    };
     this.unwatch = this.state.watchConfig(() => {
       try {
         const r = this.reloadIfChanged();

@@ -67,7 +67,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
   // an idle keep-alive connection closes after 65 s (above the 60 s most clients keep one idle).
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((err) => {
-      if (!res.headersSent) sendError(res, storageFailure(err, deps.store.location) ?? err);
+      if (!res.headersSent) sendError(res, storageFailure(err, deps.store) ?? err);
       else res.destroy();
     });
   });
@@ -224,7 +224,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         errorMessage = 'The client closed the connection before the response was complete.';
         if (!res.writableEnded) res.destroy();
       } else {
-        const failure = storageFailure(err, deps.store.location) ?? (err instanceof AttemptsFailed ? err.error : err);
+        const failure = storageFailure(err, deps.store) ?? (err instanceof AttemptsFailed ? err.error : err);
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
         if (!req.complete) {
           // The rest of the body is not wanted: answer, then close rather than drain a trickle forever.
@@ -269,7 +269,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
           return await handleBillingUsage(ctx, query);
       }
     } catch (err) {
-      sendFrontEndError(res, frontEndFor(req, null), storageFailure(err, deps.store.location) ?? err, requestId, ctx.baseHeaders);
+      sendFrontEndError(res, frontEndFor(req, null), storageFailure(err, deps.store) ?? err, requestId, ctx.baseHeaders);
     }
   }
 

@@ -110,6 +110,11 @@ export interface GatewayState {
   readonly kind: StateKind;
   /** Where the state lives, for messages (a file, or the database URL without its password). */
   readonly location: string;
+  /**
+   * Which of the state's servers `err` says cannot be reached (`Redis at redis://host:port`), or null when it
+   * says something else. Absent where the state has no server (SQLite).
+   */
+  unreachable?(err: unknown): string | null;
   readonly keys: KeysStore;
   readonly providers: ProvidersStore;
   readonly aliases: AliasesStore;

@@ -2,13 +2,17 @@
  * Team mode's audit writer: rows are queued on the request path (O(1), no I/O) and written to
  * PostgreSQL in multi-row INSERTs at least every 200 ms, with the day's running totals
  * (`spend_daily`) in the same transaction. `close()` writes what is queued; `drain()` waits for it.
- * Every instance writes into the same `calls` table.
+ * Every instance writes into the same `calls` table. While PostgreSQL cannot be reached (a restart), rows
+ * wait in order and are written when it is back (retries 1 s apart, then up to 30 s; `ON CONFLICT DO
+ * NOTHING` makes a retry of a batch whose commit did land harmless); only a row PostgreSQL refuses for its
+ * content, or one past the 50,000 held, is dropped, and said so.
  */
 import type { AuditWriterOptions, AuditWriterStats, CallRow, CallRowListener } from '../audit-writer.ts';
 import { MAX_BODY_BYTES } from '../audit-writer.ts';
 import { storedBody } from '../stored-body.ts';
 import type { AuditSink } from '../threaded-audit-writer.ts';
 import { inTransaction, type Pool } from './pg-pool.ts';
+import { isPgConnectionFailure } from './unreachable.ts';
 
 const COLUMNS = [
   'id', 'time', 'key_id', 'key_name', 'endpoint', 'model_requested', 'model', 'provider', 'status', 'error_type',
@@ -18,6 +22,8 @@ const COLUMNS = [
 ] as const;
 
 const FLUSH_MS = 200;
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
 const MAX_BATCH = 500;
 const MAX_QUEUE = 50_000;
 
@@ -29,6 +35,9 @@ export class PgAuditWriter implements AuditSink {
   readonly #listeners = new Set<CallRowListener>();
   #queue: CallRow[] = [];
   #timer: NodeJS.Timeout | null = null;
+  /** Set while PostgreSQL is away: the next try, `#retryMs` after the last failed one. */
+  #retry: NodeJS.Timeout | null = null;
+  #retryMs = 0;
   #writing: Promise<void> = Promise.resolve();
   #closed = false;
   readonly #counters = { written: 0, transactions: 0, dropped: 0 };
@@ -52,7 +61,7 @@ export class PgAuditWriter implements AuditSink {
         this.#onError(error);
       }
     }
-    if (this.#timer === null) {
+    if (this.#timer === null && this.#retry === null) {
       this.#timer = setTimeout(() => {
         this.#timer = null;
         this.flush();
@@ -71,6 +80,10 @@ export class PgAuditWriter implements AuditSink {
     if (this.#timer !== null) {
       clearTimeout(this.#timer);
       this.#timer = null;
+    }
+    if (this.#retry !== null) {
+      clearTimeout(this.#retry);
+      this.#retry = null;
     }
     const rows = this.#queue;
     if (rows.length === 0) return 0;
@@ -99,30 +112,76 @@ export class PgAuditWriter implements AuditSink {
     for (let i = 0; i < rows.length; i += MAX_BATCH) {
       const batch = rows.slice(i, i + MAX_BATCH);
       try {
-        await inTransaction(this.#pool, async (c) => {
-          const values: Value[] = [];
-          const tuples = batch.map((row) => {
-            const v = rowValues(row);
-            const base = values.length;
-            values.push(...v);
-            return `(${v.map((_, j) => `$${base + j + 1}`).join(', ')})`;
-          });
-          await c.query(`INSERT INTO calls (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING`, values);
-          const totals = dailyTotals(batch);
-          await c.query(
-            `INSERT INTO spend_daily (day_start, key_id, provider, requests, cost_usd)
-             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::float8[])
-             ON CONFLICT (day_start, key_id, provider) DO UPDATE SET requests = spend_daily.requests + excluded.requests, cost_usd = spend_daily.cost_usd + excluded.cost_usd`,
-            [totals.map((t) => t.day), totals.map((t) => t.key), totals.map((t) => t.provider), totals.map((t) => t.requests), totals.map((t) => t.cost)],
-          );
-        });
-        this.#counters.written += batch.length;
-        this.#counters.transactions++;
+        await this.#insert(batch);
+        this.#retryMs = 0;
       } catch (error) {
-        this.#counters.dropped += batch.length;
         this.#onError(error);
+        if (isPgConnectionFailure(error)) {
+          this.#away(rows.slice(i));
+          return;
+        }
+        // Refused for its content: row by row, so one bad row costs only itself.
+        for (let j = 0; j < batch.length; j++) {
+          try {
+            await this.#insert([batch[j]]);
+          } catch (rowError) {
+            if (isPgConnectionFailure(rowError)) {
+              this.#away(rows.slice(i + j));
+              return;
+            }
+            this.#counters.dropped++;
+            this.#onError(rowError);
+          }
+        }
       }
     }
+  }
+
+  /** PostgreSQL is away: `rows` wait for it, in order, ahead of newer ones; a closing writer can only count them lost. */
+  #away(rows: CallRow[]): void {
+    if (this.#closed) {
+      this.#counters.dropped += rows.length;
+      this.#onError(new Error(`PostgreSQL unreachable while stopping: ${rows.length} audit rows not recorded`));
+      return;
+    }
+    this.#queue = rows.concat(this.#queue);
+    this.#retryLater();
+  }
+
+  #retryLater(): void {
+    this.#retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, this.#retryMs * 2));
+    if (this.#retry !== null) clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => {
+      this.#retry = null;
+      this.flush();
+    }, this.#retryMs);
+    // Held rows must not keep a finished process alive: a stop writes (or reports) them through close().
+    this.#retry.unref();
+  }
+
+  async #insert(batch: CallRow[]): Promise<void> {
+    await inTransaction(this.#pool, async (c) => {
+      const values: Value[] = [];
+      const tuples = batch.map((row) => {
+        const v = rowValues(row);
+        const base = values.length;
+        values.push(...v);
+        return `(${v.map((_, j) => `$${base + j + 1}`).join(', ')})`;
+      });
+      const inserted = await c.query<{ id: string }>(`INSERT INTO calls (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`, values);
+      // Only rows new to the table move the totals: a retried batch whose first commit did land adds nothing twice.
+      const fresh = new Set(inserted.rows.map((r) => r.id));
+      const totals = dailyTotals(fresh.size === batch.length ? batch : batch.filter((r) => fresh.has(r.id)));
+      if (totals.length === 0) return;
+      await c.query(
+        `INSERT INTO spend_daily (day_start, key_id, provider, requests, cost_usd)
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::float8[])
+         ON CONFLICT (day_start, key_id, provider) DO UPDATE SET requests = spend_daily.requests + excluded.requests, cost_usd = spend_daily.cost_usd + excluded.cost_usd`,
+        [totals.map((t) => t.day), totals.map((t) => t.key), totals.map((t) => t.provider), totals.map((t) => t.requests), totals.map((t) => t.cost)],
+      );
+    });
+    this.#counters.written += batch.length;
+    this.#counters.transactions++;
   }
 }
 

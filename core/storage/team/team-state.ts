@@ -24,6 +24,7 @@ import { applyPgMigrations } from './pg-migrations.ts';
 import { inTransaction, openPool, type Pool } from './pg-pool.ts';
 import { RedisBudgets } from './redis-budgets.ts';
 import { RedisRateWindows } from './redis-rate-windows.ts';
+import { unreachableServer } from './unreachable.ts';
 
 export const CONFIG_CHANNEL = 'gw:config';
 /** The slowest a change may take to arrive when pub/sub missed it. */
@@ -43,6 +44,7 @@ export class TeamState implements GatewayState {
   readonly #pool: Pool;
   readonly #writer: PgConfigWriter;
   readonly #redisUrl: string;
+  readonly #urls: TeamUrls;
   #subscriber: Redis | null = null;
   readonly #watchers = new Set<() => void>();
   #closing: Promise<void> | null = null;
@@ -51,6 +53,7 @@ export class TeamState implements GatewayState {
     this.#pool = pool;
     this.redis = redis;
     this.#redisUrl = urls.redis;
+    this.#urls = urls;
     this.location = `${redact(urls.database)} + ${redact(urls.redis)}`;
     this.#writer = new PgConfigWriter(pool, () => {
       this.redis.publish(CONFIG_CHANNEL, String(Date.now())).catch(() => undefined);
@@ -99,6 +102,10 @@ export class TeamState implements GatewayState {
       clearInterval(timer);
       this.#watchers.delete(fn);
     };
+  }
+
+  unreachable(err: unknown): string | null {
+    return unreachableServer(err, this.#urls);
   }
 
   drainAudit(): Promise<void> {
