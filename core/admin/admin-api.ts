@@ -22,6 +22,7 @@ import { adminLogRoutes } from './admin-logs.ts';
 import { adminProviderRoutes } from './admin-providers.ts';
 import { adminLoginRoutes, exchangeLoginCode } from './admin-login.ts';
 import { ADMIN_FILE_HOLDER, LoginCodes } from './login-codes.ts';
+import type { LoginStore } from './login-codes.ts';
 import type { AdminAction } from './admin-action.ts';
 
 export type { AdminAction } from './admin-action.ts';
@@ -55,9 +56,9 @@ function sameOrigin(req: IncomingMessage): boolean {
 const ROUTES = [adminKeyRoutes, adminProviderRoutes, adminLogRoutes, adminLoginRoutes];
 
 /** Who holds the bearer token: the data home's file, a dashboard session, or a person's admin token. */
-async function holderOf(given: string | null, fileToken: string, deps: GatewayDeps, logins: LoginCodes): Promise<string | null> {
+async function holderOf(given: string | null, fileToken: string, deps: GatewayDeps, logins: LoginStore): Promise<string | null> {
   if (tokenMatches(given, fileToken)) return ADMIN_FILE_HOLDER;
-  const session = logins.sessionHolder(given);
+  const session = await logins.sessionHolder(given);
   if (session !== null) return session;
   // Looked up on every request (admin traffic is light), so a revocation through any instance holds at once.
   return looksLikeAdminToken(given) ? await deps.store.adminTokens.holderOf(given) : null;
@@ -67,7 +68,7 @@ export function createAdminHandler(
   deps: GatewayDeps,
   token: string,
   listeners: Set<(row: CallRow) => void>,
-  logins: LoginCodes = new LoginCodes(),
+  logins: LoginStore = new LoginCodes(),
   actions: Set<(action: AdminAction) => void> = new Set(),
 ): AdminHandler {
   return async (req, res, path, query, cors) => {

@@ -11,7 +11,7 @@ import { readBody } from '../gateway/read-body.ts';
 import { sendJson } from '../gateway/respond.ts';
 import { readAdminBody } from './admin-route.ts';
 import type { AdminRoute } from './admin-route.ts';
-import type { LoginCodes } from './login-codes.ts';
+import type { LoginStore } from './login-codes.ts';
 
 const exchangeSchema = z.object({ code: z.string().min(1).max(200) }).strict();
 const issueSchema = z.object({ ttl_seconds: z.number().int().positive().max(900).optional() }).strict();
@@ -40,9 +40,9 @@ export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, hea
   return true;
 };
 
-export async function exchangeLoginCode(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, logins: LoginCodes): Promise<void> {
+export async function exchangeLoginCode(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, logins: LoginStore): Promise<void> {
   const { code } = await readAdminBody(req, exchangeSchema);
-  const session = logins.exchange(code);
+  const session = await logins.exchange(code);
   if (!session) {
     throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_login_code', message: 'This sign-in link was used already or has expired; run `gateway ui` for a new one.' });
   }

@@ -4,7 +4,7 @@ import type { ZodType } from 'zod';
 import { badRequest } from '../errors.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
 import { readJsonObject } from '../gateway/read-body.ts';
-import type { LoginCodes } from './login-codes.ts';
+import type { LoginStore } from './login-codes.ts';
 
 export interface AdminRequest {
   req: IncomingMessage;
@@ -15,7 +15,7 @@ export interface AdminRequest {
   /** Response headers every admin answer carries (CORS for the same origin, no-store). */
   headers: Record<string, string>;
   deps: GatewayDeps;
-  logins: LoginCodes;
+  logins: LoginStore;
   /** Who is asking: a person's admin token name, or `admin-token` for the data home's file. */
   holder: string;
 }

@@ -2,10 +2,13 @@
  * One-click sign-in for the dashboard page. Whoever holds the admin token (the CLI's `gateway ui`,
  * `gateway start`, the tray) asks for a one-time code; the browser opens `/ui/#login=CODE` (a fragment,
  * so the code never reaches a server log or a Referer) and trades the code for a session token. A code
- * works once and for a minute (at most 15 if asked); a session lasts a working day and dies with the process.
+ * works once and for a minute (at most 15 if asked); a session lasts a working day. On one machine codes and
+ * sessions live in this process (`LoginCodes`); a team's live in Redis (core/storage/team/redis-login-codes.ts),
+ * so a dashboard behind a load balancer stays signed in whichever instance answers.
  */
 import { randomBytes } from 'node:crypto';
 import { tokenMatches } from '../gateway/admin-token.ts';
+import type { Awaitable } from '../state/awaitable.ts';
 
 /** How admin action lines name whoever used the data home's `admin-token` file (its owner on this machine). */
 export const ADMIN_FILE_HOLDER = 'admin-token';
@@ -16,7 +19,21 @@ export const MAX_CODE_TTL_MS = 15 * 60_000;
 export const SESSION_TTL_MS = 12 * 3_600_000;
 const MAX_LIVE = 1000;
 
-export class LoginCodes {
+/** Where sign-in codes and sessions are kept. */
+export interface LoginStore {
+  /** A one-time code for `holder`, valid `ttlMs` (a minute by default, at most 15). */
+  issue(ttlMs?: number, holder?: string): { code: string; expiresAt: number };
+  /** The session token for a live, unused code (which is then spent, wherever it is tried next), or null. */
+  exchange(code: string): Awaitable<{ session: string; expiresAt: number } | null>;
+  /** Who a live session belongs to (the holder of the token that asked for its code), or null. */
+  sessionHolder(token: string | null): Awaitable<string | null>;
+}
+
+export const newLoginCode = (): string => `gwcode-${randomBytes(18).toString('base64url')}`;
+export const newSessionToken = (): string => `gwsess-${randomBytes(24).toString('base64url')}`;
+export const codeExpiry = (now: number, ttlMs: number): number => now + Math.max(1_000, Math.min(MAX_CODE_TTL_MS, ttlMs));
+
+export class LoginCodes implements LoginStore {
   /** Code or session → when it expires, and who asked for it (a person's admin token name, or the file's). */
   private readonly codes = new Map<string, { expiresAt: number; holder: string }>();
   private readonly sessions = new Map<string, { expiresAt: number; holder: string }>();
@@ -28,8 +45,8 @@ export class LoginCodes {
 
   issue(ttlMs: number = CODE_TTL_MS, holder: string = ADMIN_FILE_HOLDER): { code: string; expiresAt: number } {
     this.prune();
-    const code = `gwcode-${randomBytes(18).toString('base64url')}`;
-    const expiresAt = this.now() + Math.max(1_000, Math.min(MAX_CODE_TTL_MS, ttlMs));
+    const code = newLoginCode();
+    const expiresAt = codeExpiry(this.now(), ttlMs);
     this.codes.set(code, { expiresAt, holder });
     return { code, expiresAt };
   }
@@ -41,7 +58,7 @@ export class LoginCodes {
     // Spent whatever happens next: a code is tried once.
     this.codes.delete(code);
     if (issued === undefined || issued.expiresAt <= this.now()) return null;
-    const session = `gwsess-${randomBytes(24).toString('base64url')}`;
+    const session = newSessionToken();
     const expiresAt = this.now() + SESSION_TTL_MS;
     this.sessions.set(session, { expiresAt, holder: issued.holder });
     return { session, expiresAt };
@@ -51,7 +68,6 @@ export class LoginCodes {
     return this.sessionHolder(token) !== null;
   }
 
-  /** Who a live session belongs to (the holder of the token that asked for its code), or null. */
   sessionHolder(token: string | null): string | null {
     if (!token || !token.startsWith('gwsess-')) return null;
     for (const [s, session] of this.sessions) {

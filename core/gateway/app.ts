@@ -104,7 +104,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   const settings = loadSettings(paths.settings, { ...opts.settings, port: opts.port ?? opts.settings?.port, host: opts.host ?? opts.settings?.host });
   // Retention by rows, bytes and age runs on the audit thread after its writes, not once a start.
   const team = teamUrls({ database: opts.database ?? settings.database, redis: opts.redis ?? settings.redis });
-  const { state: store, budgets, limiter } = await openGatewayState({
+  const { state: store, budgets, limiter, logins: sharedLogins } = await openGatewayState({
     home,
     team: team ?? undefined,
     server: true,
@@ -168,7 +168,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
 
   const listeners = new Set<(row: CallRow) => void>();
   const adminActions = new Set<(action: AdminAction) => void>();
-  const logins = new LoginCodes();
+  const logins = sharedLogins ?? new LoginCodes();
   const admin = createAdminHandler(deps, adminToken, listeners, logins, adminActions);
   const inflight = new InflightCalls();
   const server = createGatewayServer(deps, {

@@ -5,6 +5,7 @@
  * reservations and rate-limit windows have their own interfaces (`budgets.ts`, `rate-windows.ts`)
  * and come from `GatewayState.counters()`. Nothing outside `core/storage` holds a database handle.
  */
+import type { LoginStore } from '../admin/login-codes.ts';
 import type { CallJson } from '../call-json.ts';
 import type { ProviderSettings } from '../providers/types.ts';
 import type { Alias, AliasTarget, RoutingStrategy } from '../storage/aliases-repo.ts';
@@ -141,4 +142,6 @@ export interface OpenedState {
   state: GatewayState;
   budgets: Budgets;
   limiter: RateWindows;
+  /** Where dashboard sign-ins are kept when not in this process (a team's Redis). */
+  logins?: LoginStore;
 }

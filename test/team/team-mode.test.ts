@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../core/gateway/app.ts';
 import { openGatewayState } from '../../core/state/open-state.ts';
@@ -163,6 +164,37 @@ describe.skipIf(!run)('team mode: three instances on PostgreSQL and Redis', () =
     // The CLI's view (the same state, another connection) reads them back.
     const usage = await admin.calls.usageSummary({ by: 'key' });
     expect(usage.find((u) => u.group === 'audited')?.requests).toBe(9);
+  });
+
+  it('a dashboard sign-in from one instance works on every other, once', async () => {
+    const code = new URL(gws[0].loginLink(60_000)).hash.replace(/^#login=/, '');
+    const login = (g: RunningGateway) =>
+      fetch(`${g.url}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: decodeURIComponent(code) }) });
+    const traded = await login(gws[1]);
+    expect(traded.status).toBe(200);
+    const { token } = (await traded.json()) as { token: string };
+    // Behind a load balancer the page's next requests land anywhere.
+    for (const g of gws) {
+      const r = await fetch(`${g.url}/admin/keys`, { headers: { authorization: `Bearer ${token}` } });
+      expect(r.status).toBe(200);
+      await r.text();
+    }
+    // Spent: not on the instance that issued it, nor on the one that took it.
+    for (const g of [gws[0], gws[1]]) expect((await login(g)).status).toBe(401);
+    const wrong = await fetch(`${gws[2].url}/admin/keys`, { headers: { authorization: `Bearer gwsess-${'x'.repeat(32)}` } });
+    expect(wrong.status).toBe(401);
+    // Nothing secret is kept in Redis: only hashes of the code and the session.
+    const r = new Redis(urls.redis);
+    try {
+      const keys = await r.keys('gw:login:*');
+      expect(keys.length).toBeGreaterThan(0);
+      for (const k of keys) {
+        expect(k).not.toContain(token.slice(7));
+        expect(await r.get(k)).toBe('admin-token');
+      }
+    } finally {
+      r.disconnect();
+    }
   });
 
   it("stopping one instance loses none of the others' calls", async () => {

@@ -23,6 +23,7 @@ import { PgAliases, PgConfigWriter, PgKeys, PgPrices, PgProviders, servedModels 
 import { applyPgMigrations } from './pg-migrations.ts';
 import { inTransaction, openPool, type Pool } from './pg-pool.ts';
 import { RedisBudgets } from './redis-budgets.ts';
+import { RedisLoginCodes } from './redis-login-codes.ts';
 import { RedisRateWindows } from './redis-rate-windows.ts';
 import { unreachableServer } from './unreachable.ts';
 
@@ -153,5 +154,6 @@ export async function openTeamState(urls: TeamUrls, opts: TeamOpenOptions): Prom
     state,
     budgets: new RedisBudgets(redis, state.calls),
     limiter: new RedisRateWindows(redis, { clock: opts.clock }),
+    logins: new RedisLoginCodes(redis),
   };
 }
