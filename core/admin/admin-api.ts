@@ -30,7 +30,7 @@ import { looksLikeAdminToken } from '../storage/admin-tokens.ts';
 
 const providerTestSchema = z.object({ name: z.string().min(1).optional() }).strict();
 
-type AdminHandler = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, cors: Record<string, string>) => Promise<void>;
+export type AdminHandler = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, cors: Record<string, string>) => Promise<void>;
 
 const createKeySchema = z
   .object({

@@ -11,13 +11,12 @@ import { readBody } from '../gateway/read-body.ts';
 import { sendJson } from '../gateway/respond.ts';
 import { readAdminBody } from './admin-route.ts';
 import type { AdminRoute } from './admin-route.ts';
+import { loginPath } from './login-codes.ts';
 import type { LoginStore } from './login-codes.ts';
 
 const exchangeSchema = z.object({ code: z.string().min(1).max(200) }).strict();
 const issueSchema = z.object({ ttl_seconds: z.number().int().positive().max(900).optional() }).strict();
 
-/** The page path that signs in with a code: a fragment, so the code reaches neither logs nor Referer. */
-export const loginPath = (code: string): string => `/ui/#login=${encodeURIComponent(code)}`;
 
 export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins, holder }) => {
   if (method !== 'POST' || path !== '/admin/login-codes') return false;

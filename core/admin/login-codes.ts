@@ -29,6 +29,9 @@ export interface LoginStore {
   sessionHolder(token: string | null): Awaitable<string | null>;
 }
 
+/** The page path that signs in with a code: a fragment, so the code reaches neither logs nor Referer. */
+export const loginPath = (code: string): string => `/ui/#login=${encodeURIComponent(code)}`;
+
 export const newLoginCode = (): string => `gwcode-${randomBytes(18).toString('base64url')}`;
 export const newSessionToken = (): string => `gwsess-${randomBytes(24).toString('base64url')}`;
 export const codeExpiry = (now: number, ttlMs: number): number => now + Math.max(1_000, Math.min(MAX_CODE_TTL_MS, ttlMs));

@@ -14,44 +14,54 @@ const CASSETTE_VERSION = 1;
 // millisecond per file on first use and could only fail on something JSON cannot hold.
 const jsonValue = z.custom<CanonicalJson>((v) => v !== undefined);
 
-/** One write to the client, as written: text, or base64 when the bytes are not UTF-8. */
-const chunkSchema = z.union([z.string(), z.object({ base64: z.string() }).strict()]);
-type RecordedChunk = z.infer<typeof chunkSchema>;
+/**
+ * The file's schemas, built on first use: a gateway that never reads a cassette does not pay for them at
+ * start (5-10 ms of zod's set-up, in a start profile).
+ */
+function buildSchemas() {
+  /** One write to the client, as written: text, or base64 when the bytes are not UTF-8. */
+  const chunk = z.union([z.string(), z.object({ base64: z.string() }).strict()]);
+  const interaction = z
+    .object({
+      recorded_at: z.string(),
+      status: z.number().int(),
+      /** The response headers that describe the answer (see `recorder.ts` for the ones left out). */
+      headers: z.record(z.string(), z.string()),
+      /** What the call cost when it was recorded (the header or the body's `usage.cost`), or null. */
+      cost_usd: z.number().nullable(),
+      /** A JSON body that re-serialises to the same bytes: kept as JSON for readability. */
+      json: jsonValue.optional(),
+      /** Any other body that is valid UTF-8. */
+      text: z.string().optional(),
+      /** A body that is not UTF-8. */
+      base64: z.string().optional(),
+      /** A stream: each write to the client, with its boundaries. */
+      chunks: z.array(chunk).optional(),
+    })
+    .strict()
+    .refine((i) => [i.json !== undefined, i.text !== undefined, i.base64 !== undefined, i.chunks !== undefined].filter(Boolean).length === 1, {
+      message: 'an interaction has exactly one of json, text, base64 and chunks',
+    });
+  const file = z
+    .object({
+      version: z.literal(CASSETTE_VERSION),
+      endpoint: z.string(),
+      model: z.string().nullable(),
+      digest: z.string(),
+      request: jsonValue,
+      interactions: z.array(interaction),
+    })
+    .strict();
+  return { chunk, interaction, file };
+}
 
-export const interactionSchema = z
-  .object({
-    recorded_at: z.string(),
-    status: z.number().int(),
-    /** The response headers that describe the answer (see `recorder.ts` for the ones left out). */
-    headers: z.record(z.string(), z.string()),
-    /** What the call cost when it was recorded (the header or the body's `usage.cost`), or null. */
-    cost_usd: z.number().nullable(),
-    /** A JSON body that re-serialises to the same bytes: kept as JSON for readability. */
-    json: jsonValue.optional(),
-    /** Any other body that is valid UTF-8. */
-    text: z.string().optional(),
-    /** A body that is not UTF-8. */
-    base64: z.string().optional(),
-    /** A stream: each write to the client, with its boundaries. */
-    chunks: z.array(chunkSchema).optional(),
-  })
-  .strict()
-  .refine((i) => [i.json !== undefined, i.text !== undefined, i.base64 !== undefined, i.chunks !== undefined].filter(Boolean).length === 1, {
-    message: 'an interaction has exactly one of json, text, base64 and chunks',
-  });
-export type Interaction = z.infer<typeof interactionSchema>;
+type Schemas = ReturnType<typeof buildSchemas>;
+let schemas: Schemas | null = null;
+const cassetteSchemas = (): Schemas => (schemas ??= buildSchemas());
 
-export const cassetteFileSchema = z
-  .object({
-    version: z.literal(CASSETTE_VERSION),
-    endpoint: z.string(),
-    model: z.string().nullable(),
-    digest: z.string(),
-    request: jsonValue,
-    interactions: z.array(interactionSchema),
-  })
-  .strict();
-export type CassetteFile = z.infer<typeof cassetteFileSchema>;
+type RecordedChunk = z.infer<Schemas['chunk']>;
+export type Interaction = z.infer<Schemas['interaction']>;
+export type CassetteFile = z.infer<Schemas['file']>;
 
 const slug = (s: string, max: number): string =>
   s
@@ -98,7 +108,7 @@ export function parseCassette(text: string, where: string): CassetteFile {
   } catch (err) {
     throw new Error(`${where} is not valid JSON: ${(err as Error).message}`);
   }
-  const parsed = cassetteFileSchema.safeParse(raw);
+  const parsed = cassetteSchemas().file.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`${where}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);

@@ -24,9 +24,8 @@ import type { Settings } from '../settings.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { ProviderKeys } from '../upstream/provider-keys.ts';
 import { Transport } from '../upstream/transport.ts';
-import { createAdminHandler, type AdminAction } from '../admin/admin-api.ts';
-import { loginPath } from '../admin/admin-login.ts';
-import { LoginCodes } from '../admin/login-codes.ts';
+import type { AdminAction, AdminHandler } from '../admin/admin-api.ts';
+import { LoginCodes, loginPath } from '../admin/login-codes.ts';
 import { createUiHandler } from '../ui/ui-handler.ts';
 import { ensureAdminToken } from './admin-token.ts';
 import type { GatewayDeps } from './deps.ts';
@@ -169,7 +168,12 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
   const listeners = new Set<(row: CallRow) => void>();
   const adminActions = new Set<(action: AdminAction) => void>();
   const logins = sharedLogins ?? new LoginCodes();
-  const admin = createAdminHandler(deps, adminToken, listeners, logins, adminActions);
+  // The admin API (its routes and their schemas, ~30 ms of a start) loads with the first admin request.
+  let adminHandler: Promise<AdminHandler> | null = null;
+  const admin: AdminHandler = async (req, res, path, query, cors) => {
+    adminHandler ??= import('../admin/admin-api.ts').then((m) => m.createAdminHandler(deps, adminToken, listeners, logins, adminActions));
+    return (await adminHandler)(req, res, path, query, cors);
+  };
   const inflight = new InflightCalls();
   const server = createGatewayServer(deps, {
     admin,
