@@ -34,9 +34,14 @@ export interface CallJson {
 }
 
 export function callToJson(row: Omit<CallRow, 'requestBody' | 'responseBody'>): CallJson {
+  return callJsonAt(row, new Date(row.time).toISOString());
+}
+
+/** `callToJson` with the caller's own text for the time (the start's per-call line prints its local time). */
+export function callJsonAt(row: Omit<CallRow, 'requestBody' | 'responseBody'>, time: string): CallJson {
   return {
     id: row.id,
-    time: new Date(row.time).toISOString(),
+    time,
     key: row.keyName,
     endpoint: row.endpoint,
     model_requested: row.modelRequested,

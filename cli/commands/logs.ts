@@ -1,6 +1,6 @@
 /** `gateway logs`: the audit trail, newest first; `--follow` tails it; `show ID` has the whole call. */
 import type { Command } from 'commander';
-import { callDetailJson } from '../../core/call-json.ts';
+import { callDetailJson, callJsonAt } from '../../core/call-json.ts';
 import type { CallJson } from '../../core/call-json.ts';
 import type { CallRow } from '../../core/storage/call-row.ts';
 import { parseStatusFilter } from '../../core/storage/log-search.ts';
@@ -61,24 +61,8 @@ export function formatCallLine(c: CallJson): string {
  * it is, not written as ISO text and parsed back (that round trip was ~1 µs a call).
  */
 export function formatRowLine(row: CallRow): string {
-  return callLine(localTimeOf(row.time), {
-    id: row.id,
-    key: row.keyName,
-    model_requested: row.modelRequested,
-    model: row.model,
-    provider: row.provider,
-    status: row.status,
-    error_type: row.errorType,
-    error_message: row.errorMessage,
-    stream: row.stream,
-    input_tokens: row.inputTokens,
-    output_tokens: row.outputTokens,
-    cost_usd: row.costUsd,
-    pricing: row.provider === null ? null : row.pricing,
-    latency_ms: row.latencyMs,
-    attempts: row.attempts,
-    replayed: row.replayed === true,
-  });
+  const time = localTimeOf(row.time);
+  return callLine(time, callJsonAt(row, time));
 }
 
 /**

@@ -149,20 +149,29 @@ export function rssBytes(pid: number): number | null {
   }
 }
 
-export const CLOCK_TICKS = 100; // USER_HZ on Linux
+const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-/** CPU time (user + system) a process has used so far, in ms, or null without /proc. */
-export function cpuMs(pid: number): number | null {
+/**
+ * A /proc `stat` file (a process's or a thread's): its name, which sits in parentheses and may hold spaces,
+ * and the fields after it (state first). Null when it cannot be read (no /proc, or the task ended).
+ */
+export function readProcStat(path: string): { name: string; fields: string[] } | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may contain spaces) start after the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const utime = Number(rest[11]);
-    const stime = Number(rest[12]);
-    return ((utime + stime) * 1000) / CLOCK_TICKS;
+    const stat = readFileSync(path, 'utf8');
+    const close = stat.lastIndexOf(')');
+    return { name: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
   } catch {
     return null;
   }
+}
+
+/** User + system CPU ms in a stat's fields (utime and stime, in clock ticks). */
+export const statCpuMs = (fields: string[]): number => ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+
+/** CPU time (user + system) a process has used so far, in ms, or null without /proc. */
+export function cpuMs(pid: number): number | null {
+  const stat = readProcStat(`/proc/${pid}/stat`);
+  return stat === null ? null : statCpuMs(stat.fields);
 }
 
 export const mib = (bytes: number | null): string => (bytes === null ? 'n/a' : `${(bytes / 1048576).toFixed(1)} MiB`);

@@ -4,16 +4,11 @@
  * On a system without /proc every answer degrades to the root process alone.
  */
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { rssBytes } from './common.ts';
+import { readProcStat, rssBytes } from './common.ts';
 
 function parentOf(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may contain spaces) start after the last ')'.
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return null;
-  }
+  const stat = readProcStat(`/proc/${pid}/stat`);
+  return stat === null ? null : Number(stat.fields[1]);
 }
 
 function allPids(): number[] {

@@ -4,8 +4,8 @@
  * collection and the optimizing compiler) and libuv's pool. A process's total alone could not tell a slower
  * request path from a busier audit thread.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { CLOCK_TICKS } from './common.ts';
+import { readdirSync } from 'node:fs';
+import { readProcStat, statCpuMs } from './common.ts';
 
 /** Thread groups, by the name Node and V8 give their threads (anything else, a Python server's threads too, is `other`). */
 export const THREAD_GROUPS = {
@@ -30,15 +30,9 @@ export function threadCpuMs(pids: number[]): Map<string, { group: ThreadGroup; m
       continue;
     }
     for (const tid of tids) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        // The name sits in parentheses and may hold spaces; the fields after it start past the last ')'.
-        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        out.set(`${pid}/${tid}`, { group: groupOf(name), ms: ((Number(rest[11]) + Number(rest[12])) * 1000) / CLOCK_TICKS });
-      } catch {
-        /* the thread ended between the listing and the read */
-      }
+      // Null when the thread ended between the listing and the read.
+      const stat = readProcStat(`/proc/${pid}/task/${tid}/stat`);
+      if (stat) out.set(`${pid}/${tid}`, { group: groupOf(stat.name), ms: statCpuMs(stat.fields) });
     }
   }
   return out;
