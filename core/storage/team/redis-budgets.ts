@@ -118,7 +118,8 @@ export class RedisBudgets implements Budgets {
   async snapshot(key: StoredKey): Promise<BudgetSnapshot | null> {
     if (key.budgetUsd === null || key.budgetUsd === undefined) return null;
     const start = periodStart(key.budgetPeriod ?? 'total');
-    const [status, spent, reserved] = await this.#reserve(counterKey(key.id, start), COUNT_ONLY_BUDGET, 0, await this.#lease.id());
+    // Holds nothing, so it files nothing under a lease: a read (the CLI, the dashboard) takes none.
+    const [status, spent, reserved] = await this.#reserve(counterKey(key.id, start), COUNT_ONLY_BUDGET, 0, '');
     if (status === 'seed') return { spent: await this.#calls.spendForKey(key.id, start), reserved: 0, periodStart: start };
     return { spent, reserved, periodStart: start };
   }
