@@ -17,7 +17,6 @@ import type { LoginStore } from './login-codes.ts';
 const exchangeSchema = z.object({ code: z.string().min(1).max(200) }).strict();
 const issueSchema = z.object({ ttl_seconds: z.number().int().positive().max(900).optional() }).strict();
 
-
 export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins, holder }) => {
   if (method !== 'POST' || path !== '/admin/login-codes') return false;
   // The body is optional: `{"ttl_seconds": N}` (at most 900) for a link printed ahead of its use.

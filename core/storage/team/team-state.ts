@@ -44,7 +44,6 @@ export class TeamState implements GatewayState {
   readonly redis: Redis;
   readonly #pool: Pool;
   readonly #writer: PgConfigWriter;
-  readonly #redisUrl: string;
   readonly #urls: TeamUrls;
   #subscriber: Redis | null = null;
   readonly #watchers = new Set<() => void>();
@@ -53,7 +52,6 @@ export class TeamState implements GatewayState {
   constructor(pool: Pool, redis: Redis, urls: TeamUrls, audit?: AuditWriterOptions) {
     this.#pool = pool;
     this.redis = redis;
-    this.#redisUrl = urls.redis;
     this.#urls = urls;
     this.location = `${redact(urls.database)} + ${redact(urls.redis)}`;
     this.#writer = new PgConfigWriter(pool, () => {
@@ -89,7 +87,7 @@ export class TeamState implements GatewayState {
   watchConfig(fn: () => void, pollMs: number): () => void {
     this.#watchers.add(fn);
     if (this.#subscriber === null) {
-      const sub = new Redis(this.#redisUrl, { lazyConnect: false, maxRetriesPerRequest: null });
+      const sub = new Redis(this.#urls.redis, { lazyConnect: false, maxRetriesPerRequest: null });
       sub.on('error', () => undefined); // reconnects by itself; the poll covers the gap
       sub.on('message', () => {
         for (const w of this.#watchers) w();

@@ -16,14 +16,11 @@ const NET_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'E
 export function unreachableServer(err: unknown, urls: TeamUrls): string | null {
   if (!(err instanceof Error)) return null;
   const e = err as Error & { code?: unknown; port?: unknown };
-  const redis = `Redis at ${redact(urls.redis)}`;
-  const postgres = `PostgreSQL at ${redact(urls.database)}`;
   // ioredis: a command that waited through its retries, or one sent on a connection that has ended.
-  if (e.name === 'MaxRetriesPerRequestError' || e.message === 'Connection is closed.') return redis;
-  if (typeof e.code === 'string' && PG_UNAVAILABLE.test(e.code)) return postgres;
-  if (PG_CONNECTION_LOST.test(e.message)) return postgres;
-  if (typeof e.code === 'string' && NET_CODES.has(e.code)) return e.port !== undefined && String(e.port) === portOf(urls.redis) ? redis : postgres;
-  return null;
+  if (e.name === 'MaxRetriesPerRequestError' || e.message === 'Connection is closed.') return `Redis at ${redact(urls.redis)}`;
+  // A plain network error names its port: Redis's, or else it came from the pg client.
+  if (typeof e.code === 'string' && NET_CODES.has(e.code) && e.port !== undefined && String(e.port) === portOf(urls.redis)) return `Redis at ${redact(urls.redis)}`;
+  return isPgConnectionFailure(err) ? `PostgreSQL at ${redact(urls.database)}` : null;
 }
 
 /** Whether a pg error means the connection to PostgreSQL failed or was lost (not that it refused a statement). */
