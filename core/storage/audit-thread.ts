@@ -4,11 +4,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { AuditWriter } from './audit-writer.ts';
-import type { AuditWriterOptions, CallRow } from './audit-writer.ts';
+import type { AuditWriterOptions } from './audit-writer.ts';
+import { tupleToRow } from './call-row-tuple.ts';
+import type { CallRowTuple } from './call-row-tuple.ts';
 import { openDatabase, storageErrorFor } from './db.ts';
 
 export type AuditThreadMessage =
-  | { type: 'rows'; rows: CallRow[] }
+  | { type: 'rows'; rows: CallRowTuple[] }
   | { type: 'flush'; seq: number }
   | { type: 'retention' }
   | { type: 'close'; seq: number };
@@ -28,7 +30,7 @@ if (port) {
   const done = new Int32Array(data.done);
   port.on('message', (m: AuditThreadMessage) => {
     if (m.type === 'rows') {
-      for (const row of m.rows) writer.record(row);
+      for (const row of m.rows) writer.record(tupleToRow(row));
       return;
     }
     if (m.type === 'retention') {

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { AuditWriter } from './audit-writer.ts';
 import type { AuditWriterOptions, AuditWriterStats, CallRow, CallRowListener } from './audit-writer.ts';
 import type { AuditThreadData, AuditThreadMessage } from './audit-thread.ts';
+import { rowToTuple } from './call-row-tuple.ts';
 import type { Database } from './db.ts';
 import { retentionDue } from './retention.ts';
 
@@ -191,7 +192,7 @@ export class ThreadedAuditWriter implements AuditSink {
     if (!worker) return;
     const rows = this.pending;
     this.pending = [];
-    worker.postMessage({ type: 'rows', rows } satisfies AuditThreadMessage);
+    worker.postMessage({ type: 'rows', rows: rows.map(rowToTuple) } satisfies AuditThreadMessage);
   }
 
   private send(m: AuditThreadMessage): void {
