@@ -162,8 +162,10 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     storeFor(cassette.dir).record(canonical, interaction, { replace: cassette.mode === 'record', scrub: (t) => scrubSecrets(t, secrets) });
   }
 
-  return async function around(req, res, call, handler) {
-    if (!gatewayWide && !someKeyHasCassette()) return handler(req);
+  // Without a cassette anywhere the handler runs as it is: no async frame of this layer on every call.
+  return (req, res, call, handler) => (!gatewayWide && !someKeyHasCassette() ? handler(req) : withCassette(req, res, call, handler));
+
+  async function withCassette(...[req, res, call, handler]: Parameters<CassetteLayer>): Promise<void> {
     let key: StoredKey;
     try {
       const k = authenticate(req, deps.live);
@@ -227,5 +229,5 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
       // The client has its answer already; a cassette that cannot be written is the developer's to fix.
       console.error(`[gateway] could not record to cassette ${cassette.dir}: ${(err as Error).message}`);
     }
-  };
+  }
 }

@@ -102,17 +102,22 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
 
   /** The whole body (what is left of it), once it ended. */
   bytes(): Promise<Buffer> {
+    return this.#whole((b) => b);
+  }
+
+  text(): Promise<string> {
+    return this.#whole((b) => b.toString('utf8'));
+  }
+
+  /** One promise per read, whatever the result's form (an async `text()` around `bytes()` was a second, on every call). */
+  #whole<T>(as: (body: Buffer) => T): Promise<T> {
     if (this.#error !== null) return Promise.reject(this.#error);
-    if (this.#destroyed) return Promise.resolve(Buffer.alloc(0));
-    return new Promise<Buffer>((resolve, reject) => {
-      this.#collector = { resolve, reject };
+    if (this.#destroyed) return Promise.resolve(as(Buffer.alloc(0)));
+    return new Promise<T>((resolve, reject) => {
+      this.#collector = { resolve: (body) => resolve(as(body)), reject };
       if (this.#ended) this.#collect();
       else if (this.#controller.paused) this.#controller.resume();
     });
-  }
-
-  async text(): Promise<string> {
-    return (await this.bytes()).toString('utf8');
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Buffer> {
