@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { freshStartBundle } from './start-bundle.js';
 
 /**
  * glibc's malloc settings for the long-running server, read by the C library when a process starts (the
@@ -57,7 +58,10 @@ if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
     process.exit(1);
   }
 } else {
-  const entry = inCheckout ? source : built;
+  // In the checkout: the start bundle when it was built from these very sources (`GATEWAY_FROM_SOURCES=1`
+  // skips it), else the TypeScript sources.
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const entry = inCheckout ? ((!process.env.GATEWAY_FROM_SOURCES && freshStartBundle(root)) || source) : built;
   if (!existsSync(entry)) {
     process.stderr.write(`gateway: ${entry} is missing: this copy of the package has no compiled JavaScript. Run \`npm run build\` in it, or reinstall it.\n`);
     process.exit(1);

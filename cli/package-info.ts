@@ -1,6 +1,6 @@
 /**
  * The package's own package.json: beside `cli/` in the checkout, two levels up from `dist/cli/` in an
- * installed package. Read once, for `--version` and the messages that name the package.
+ * installed package and from the checkout's start bundle (`.start-bundle/<build>/`). Read once, for `--version` and the messages that name the package.
  */
 import { readFileSync } from 'node:fs';
 

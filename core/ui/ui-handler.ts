@@ -47,11 +47,16 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.json': 'application/json',
 };
 
-/** The static folder beside this file; from a `dist/` build, the one in the package's `core/`. */
+/**
+ * The static folder beside this file; from the checkout's start bundle (`.start-bundle/<build>/`) or a `dist/`
+ * build (`dist/core/ui/`), the one in the package's `core/`.
+ */
 function defaultStaticDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const beside = path.join(here, 'static');
   if (existsSync(beside)) return beside;
+  const fromBundle = path.resolve(here, '../../core/ui/static');
+  if (existsSync(fromBundle)) return fromBundle;
   return path.resolve(here, '../../../core/ui/static');
 }
 

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dataPaths } from '../../core/home.ts';
 import { Store } from '../../core/storage/index.ts';
-import { MESSAGES_MODEL, MODEL, REPO_ROOT, freePort } from './common.ts';
-import { gatewayStartCommand } from './gateway-command.ts';
+import { MESSAGES_MODEL, MODEL, freePort } from './common.ts';
+import { gatewayRoot, gatewayStartCommand } from './gateway-command.ts';
 import { INSPECTABLE_NODE_OPTIONS, InspectorProfiler } from './inspector-client.ts';
 import { signalTree } from './process-tree.ts';
 import { registerTempDir, removeTempDir, spawnCommand } from './proc.ts';
@@ -96,7 +96,7 @@ export async function startGatewayProcess(opts: GatewayOptions): Promise<Gateway
     name: 'gateway',
     cpu: opts.cpu,
     args: cmd.args,
-    cwd: process.env.BENCH_GATEWAY_ROOT ? path.resolve(process.env.BENCH_GATEWAY_ROOT) : REPO_ROOT,
+    cwd: gatewayRoot(),
     env,
   });
   const url = `http://127.0.0.1:${port}`;

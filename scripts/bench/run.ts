@@ -17,7 +17,7 @@ import { BENCH_DIR, OUT_DIR, freePort, loadConfig } from './common.ts';
 import type { Scenario } from './context.ts';
 import type { BenchContext } from './context.ts';
 import { failoverScenario } from './failover.ts';
-import { gatewayStartCommand, readmeMismatch } from './gateway-command.ts';
+import { gatewayStartCommand, prepareStartBundle, readmeMismatch } from './gateway-command.ts';
 import { runMemoryBench } from './memory.ts';
 import { installCleanup, killAll, setUpPinning, spawnNode, waitForLine } from './proc.ts';
 import { profileScenario } from './profile-run.ts';
@@ -122,6 +122,7 @@ async function main(): Promise<number> {
   };
   const stale = readmeMismatch(command);
   if (stale) ctx.warnings.push(stale);
+  log(prepareStartBundle());
 
   // The rounds re-measure lean and gateway: they run whenever both rows do.
   const picked = (s: Scenario): boolean => cfg.only === null || cfg.only.has(s.name) || (s === roundsScenario && cfg.only.has('lean') && cfg.only.has('gateway'));
