@@ -32,7 +32,9 @@ if (process.argv[2] === 'start') {
 // undici 8 needs 22.19; the checkout's TypeScript sources need type stripping (unflagged since 22.18).
 const MIN = [22, 19];
 const source = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
-const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+// An installed package runs its bundle (dist/start/, ~75 modules to load instead of ~350), else tsc's dist/cli/.
+const bundled = fileURLToPath(new URL('../dist/start/main.js', import.meta.url));
+const built = existsSync(bundled) ? bundled : fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 // A checkout has the sources; an installed package ships dist/ only (Node refuses to strip types under node_modules).
 const inCheckout = existsSync(source) && !/[\\/]node_modules[\\/]/.test(source);
 

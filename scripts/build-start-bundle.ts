@@ -1,13 +1,16 @@
 /**
  * `npm run bundle` (and `npm ci`, through `prepare`): builds the checkout's start bundle (bin/start-bundle.js
- * says why and when it is used). Entries: the CLI and the three worker threads, which find each other by
- * name in one flat folder, as they do beside each other in the sources. Packages stay outside the bundle and
- * load from node_modules as before (native modules, undici's internals reached by path, the UI's React), except
- * zod: its ~95 modules are most of the packages' share of a start.
+ * says why and when it is used). `--package` (part of `npm run build`) builds the same into `dist/start/` for the
+ * published package, whose bin runs it (no freshness check there: a package's files do not change).
+ * Entries: the CLI and the three worker threads, which find each other by name in one flat folder, as they do
+ * beside each other in the sources. Packages stay outside the bundle and load from node_modules as before
+ * (native modules, undici's internals reached by path, the UI's React), except zod: its ~95 modules are most of
+ * the packages' share of a start. Both folders sit two levels below the package's root, where the code that
+ * finds `package.json` and the UI's static files looks.
  *
- * Each build goes to a folder of its own and `current.json` then points at it: a gateway already running from
- * an older build still finds the chunks it loads later (the admin API, the audit thread). The last few builds
- * are kept.
+ * Each checkout build goes to a folder of its own and `current.json` then points at it: a gateway already
+ * running from an older build still finds the chunks it loads later (the admin API, the audit thread). The
+ * last few builds are kept.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -32,19 +35,31 @@ const external = (id: string): boolean => id.startsWith('node:') || (!id.startsW
 /** Also read by every start: a changed dependency, Node pin or this script makes the bundle stale. */
 const ALSO_STALE_WITH = ['package.json', 'package-lock.json', 'scripts/build-start-bundle.ts', 'bin/start-bundle.js'];
 
-export async function buildStartBundle(root = ROOT): Promise<string> {
-  const base = path.join(root, BUNDLE_DIR);
-  mkdirSync(base, { recursive: true });
-  const staging = path.join(base, `.staging-${process.pid}`);
-  rmSync(staging, { recursive: true, force: true });
-  const out = await build({
+/** The bundle into `dir` (emptied first); the build's output, for the modules it holds. Source maps for the checkout only. */
+async function bundleInto(root: string, dir: string, sourcemap: boolean) {
+  rmSync(dir, { recursive: true, force: true });
+  return build({
     cwd: root,
     input: Object.fromEntries(Object.entries(ENTRIES).map(([name, file]) => [name, path.join(root, file)])),
     platform: 'node',
     external,
     logLevel: 'warn',
-    output: { dir: staging, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js', sourcemap: true },
+    output: { dir, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js', sourcemap },
   });
+}
+
+/** The published package's bundle, `dist/start/main.js` (after `tsc` wrote the rest of dist/). */
+export async function buildPackageBundle(root = ROOT): Promise<string> {
+  const dir = path.join(root, 'dist', 'start');
+  await bundleInto(root, dir, false);
+  return dir;
+}
+
+export async function buildStartBundle(root = ROOT): Promise<string> {
+  const base = path.join(root, BUNDLE_DIR);
+  mkdirSync(base, { recursive: true });
+  const staging = path.join(base, `.staging-${process.pid}`);
+  const out = await bundleInto(root, staging, true);
   const modules = new Set<string>();
   for (const chunk of out.output) if (chunk.type === 'chunk') for (const id of chunk.moduleIds) modules.add(id);
   const inputs = [...modules]
@@ -88,6 +103,6 @@ function pruneOldBuilds(base: string, keep: string): void {
 }
 
 if (import.meta.main) {
-  const dir = await buildStartBundle();
+  const dir = process.argv.includes('--package') ? await buildPackageBundle() : await buildStartBundle();
   process.stdout.write(`start bundle: ${path.relative(ROOT, dir)}\n`);
 }

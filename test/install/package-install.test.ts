@@ -98,6 +98,8 @@ describe('the packed package, installed with the system npm', { timeout: 300_000
     const files = (JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ files: Array<{ path: string }> }>)[0].files.map((f) => f.path);
     expect(files).toContain('dist/cli/main.js');
     expect(files).toContain('dist/core/storage/audit-thread.js');
+    // The bundle the installed command runs (bin/gateway.js), its worker entries beside it.
+    for (const f of ['main.js', 'audit-thread.js', 'read-thread.js', 'tokenizer-thread.js']) expect(files).toContain(`dist/start/${f}`);
     expect(files).toContain('core/ui/static/index.html');
     expect(files.filter((f) => f.endsWith('.ts'))).toEqual([]);
     expect(files.some((f) => f.startsWith('test/'))).toBe(false);
