@@ -1,6 +1,7 @@
 /**
- * The package's own package.json: beside `cli/` in the checkout, two levels up from `dist/cli/` in an
- * installed package and from the checkout's start bundle (`.start-bundle/<build>/`). Read once, for `--version` and the messages that name the package.
+ * The package's own package.json: beside `cli/` in the checkout, two levels up from `dist/cli/` and from the
+ * bundles (`.start-bundle/<build>/` in the checkout, `dist/start/` in the package). Read once, for `--version`
+ * and the messages that name the package.
  */
 import { readFileSync } from 'node:fs';
 

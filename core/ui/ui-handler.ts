@@ -48,8 +48,8 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The static folder beside this file; from the checkout's start bundle (`.start-bundle/<build>/`) or a `dist/`
- * build (`dist/core/ui/`), the one in the package's `core/`.
+ * The static folder beside this file; from a bundle (`.start-bundle/<build>/` in the checkout, `dist/start/` in
+ * the package) or tsc's `dist/core/ui/`, the one in the package's `core/`.
  */
 function defaultStaticDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
