@@ -128,11 +128,12 @@ export class CallRecord {
       ),
       userAgent: this.userAgent,
       sessionId: this.sessionId,
-      // Raw: the audit writer cuts and scrubs them off the request thread (`bodySecrets`).
+      // Raw: the audit writer cuts and scrubs them off the request thread (`bodySecrets`). Every row has the
+      // same keys (unset ones undefined), not spreads of optional ones: one shape for what reads rows after.
       requestBody: storeBodies ? this.requestBody : null,
-      ...(storeBodies && this.requestBytes ? { requestBytes: this.requestBytes } : {}),
+      requestBytes: storeBodies && this.requestBytes ? this.requestBytes : undefined,
       responseBody: storeBodies ? this.responseBody : null,
-      ...(storeBodies ? { bodySecrets: this.secrets.filter((s): s is string => typeof s === 'string') } : {}),
+      bodySecrets: storeBodies ? this.secrets.filter((s): s is string => typeof s === 'string') : undefined,
     };
   }
 }
