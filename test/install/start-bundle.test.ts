@@ -60,7 +60,7 @@ function loadedModules(file: string): { main: string[]; worker: string[] } {
 }
 
 describe('a gateway started from the bundle', { timeout: CLI_TEST_TIMEOUT_MS * 2 }, () => {
-  it('serves calls, writes them from its audit thread and serves the UI, loading bundle chunks, not the sources', async () => {
+  it('serves calls, runs its three worker threads from the bundle and serves the UI, loading no TypeScript source', async () => {
     const dir = await buildStartBundle(REPO_ROOT);
     expect(freshStartBundle(REPO_ROOT)).toBe(path.join(dir, 'main.js'));
 
@@ -81,9 +81,24 @@ describe('a gateway started from the bundle', { timeout: CLI_TEST_TIMEOUT_MS * 2
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { object: string }).object).toBe('chat.completion');
-    const ui = await fetch(`${baseUrl.replace(/\/v1$/, '')}/ui/`);
+    const origin = baseUrl.replace(/\/v1$/, '');
+    const ui = await fetch(`${origin}/ui/`);
     expect(ui.status).toBe(200);
     expect(await ui.text()).toContain('<html');
+    // The other two worker entries: a dashboard query runs on the read thread, and a prompt over 256 KB for a
+    // key with a budget is counted on the tokenizer thread before the call is admitted.
+    const adminToken = readFileSync(path.join(home, 'admin-token'), 'utf8').trim();
+    const usage = await fetch(`${origin}/admin/usage?by=key`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(usage.status).toBe(200);
+    const created = await runCli(['keys', 'create', '--name', 'budgeted', '--budget', '5'], { home });
+    expect(created.code, created.stderr).toBe(0);
+    const budgeted = /sk-gw-[A-Za-z0-9]{32,}/.exec(created.stdout)?.[0];
+    const big = await fetch(`${baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${budgeted}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo-chat', max_tokens: 16, messages: [{ role: 'user', content: 'word '.repeat(60_000) }] }),
+    });
+    expect(big.status).toBe(200);
     await gw.stop('SIGTERM');
 
     const logs = await runCli(['logs', '--json'], { home });
@@ -97,6 +112,8 @@ describe('a gateway started from the bundle', { timeout: CLI_TEST_TIMEOUT_MS * 2
     expect(loaded.main.some((u) => u.includes('/node_modules/zod/'))).toBe(false);
     // The audit thread came from the bundle's own entry, beside the chunk that starts it.
     expect(loaded.worker).toContain(`${bundleUrl}audit-thread.js`);
+    expect(loaded.worker).toContain(`${bundleUrl}read-thread.js`);
+    expect(loaded.worker).toContain(`${bundleUrl}tokenizer-thread.js`);
     expect(loaded.main.filter((u) => u.startsWith(bundleUrl)).length).toBeLessThan(40);
   });
 
