@@ -12,7 +12,7 @@ import { buildStartBundle } from '../../scripts/build-start-bundle.ts';
 import { CLI_TEST_TIMEOUT_MS, REPO_ROOT, runCli, startCli, tempHome } from '../support/cli.ts';
 import type { RunningCli } from '../support/cli.ts';
 
-const cleanups: Array<() => void | Promise<unknown>> = [];
+const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
