@@ -26,7 +26,7 @@ afterEach(() => {
 
 describe('releaseMemoryWhenIdle', () => {
   it('gives the heap back after a load and a quiet spell, then waits for it to grow by the slack', async () => {
-    const r = releaseMemoryWhenIdle({ busy: () => false, everyMs: 60_000, firstMs: 60_000, slackBytes: 8 * MiB });
+    const r = releaseMemoryWhenIdle({ busy: () => false, everyMs: 60_000, slackBytes: 8 * MiB });
     releasers.push(r);
     churn();
     // The gateway releases after two quiet checks (5 s apart by default); V8 gives the young generation back
