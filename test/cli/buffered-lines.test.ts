@@ -35,4 +35,19 @@ describe('bufferedLines', () => {
     w.flush();
     expect(writes).toEqual(['x\n']);
   });
+
+  it('keeps UTF-8 whole and lines in order across batches, and writes a line larger than a batch alone', () => {
+    const { stream, writes } = sink();
+    const w = bufferedLines(stream);
+    const lines = Array.from({ length: 1_500 }, (_, i) => `${i} fast → openai/gpt-4o-mini clé ✓ ${'x'.repeat(i % 90)}`);
+    for (const l of lines) w.line(l);
+    const huge = `big ${'é'.repeat(40_000)}`;
+    w.line(huge);
+    w.line('after');
+    w.flush();
+    // More than one batch went out, none above its size, and together they are every line, in order.
+    expect(writes.length).toBeGreaterThan(2);
+    expect(writes.join('')).toBe(`${lines.join('\n')}\n${huge}\nafter\n`);
+    expect(writes).toContain(`${huge}\n`);
+  });
 });
