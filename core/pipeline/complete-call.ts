@@ -48,7 +48,10 @@ export async function completeCall(ctx: RequestContext, call: PipelineCall, admi
   }
   if (value.kind === 'native' && value.serviceTier !== undefined) usage = { ...usage, serviceTier: value.serviceTier };
   const settled = settleUsage(ctx, candidate, usage);
-  const headers = { ...successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing), ...call.frontEnd.headers?.(ctx.requestId) };
+  // One headers object, built in the order they go out (no copies: this is on every call).
+  const headers = successHeaders(ctx, candidate.provider, candidate.model, success.attempts.length, record.priced.pricing);
+  const frontEndHeaders = call.frontEnd.headers?.(ctx.requestId);
+  if (frontEndHeaders) Object.assign(headers, frontEndHeaders);
   if (record.priced.costUsd !== null) headers['x-gateway-cost-usd'] = formatUsd(record.priced.costUsd);
   const end = { usage: settled, costUsd: record.priced.costUsd, estimated: settled.estimated || settled.clamped === true };
   const text =
@@ -56,6 +59,10 @@ export async function completeCall(ctx: RequestContext, call: PipelineCall, admi
       ? call.frontEnd.render(value.result, { requestId: ctx.requestId, requestedModel: call.request.model, model: candidate.model, provider: candidate.provider }, end)
       : value.render(end);
   record.responseBody = text;
-  ctx.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  ctx.res.end(text);
+  // Encoded once: as a string, node:http would measure it, then join it to the head and encode both.
+  const body = Buffer.from(text);
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = String(body.length);
+  ctx.res.writeHead(200, headers);
+  ctx.res.end(body);
 }
