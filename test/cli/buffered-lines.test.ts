@@ -49,5 +49,6 @@ describe('bufferedLines', () => {
     expect(writes.length).toBeGreaterThan(2);
     expect(writes.join('')).toBe(`${lines.join('\n')}\n${huge}\nafter\n`);
     expect(writes).toContain(`${huge}\n`);
+    for (const w of writes) if (w !== `${huge}\n`) expect(Buffer.byteLength(w)).toBeLessThanOrEqual(64 * 1024);
   });
 });
