@@ -32,9 +32,11 @@ if (process.argv[2] === 'start') {
 // undici 8 needs 22.19; the checkout's TypeScript sources need type stripping (unflagged since 22.18).
 const MIN = [22, 19];
 const source = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
-// An installed package runs its bundle (dist/start/, ~75 modules to load instead of ~350), else tsc's dist/cli/.
-const bundled = fileURLToPath(new URL('../dist/start/main.js', import.meta.url));
-const built = existsSync(bundled) ? bundled : fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+/** An installed package runs its bundle (dist/start/, ~75 modules to load instead of ~350), else tsc's dist/cli/. */
+function packageEntry() {
+  const bundled = fileURLToPath(new URL('../dist/start/main.js', import.meta.url));
+  return existsSync(bundled) ? bundled : fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+}
 // A checkout has the sources; an installed package ships dist/ only (Node refuses to strip types under node_modules).
 const inCheckout = existsSync(source) && !/[\\/]node_modules[\\/]/.test(source);
 
@@ -63,7 +65,7 @@ if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
   // In the checkout: the start bundle when it was built from these very sources (`GATEWAY_FROM_SOURCES=1`
   // skips it), else the TypeScript sources.
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const entry = inCheckout ? ((!process.env.GATEWAY_FROM_SOURCES && freshStartBundle(root)) || source) : built;
+  const entry = inCheckout ? ((!process.env.GATEWAY_FROM_SOURCES && freshStartBundle(root)) || source) : packageEntry();
   if (!existsSync(entry)) {
     process.stderr.write(`gateway: ${entry} is missing: this copy of the package has no compiled JavaScript. Run \`npm run build\` in it, or reinstall it.\n`);
     process.exit(1);
