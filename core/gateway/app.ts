@@ -33,6 +33,7 @@ import { refreshProviderModels } from './discovery.ts';
 import type { RefreshResult } from './discovery.ts';
 import { InflightCalls } from './inflight.ts';
 import { releaseMemoryWhenIdle } from './idle-memory.ts';
+import { keepTickShapes } from './tick-shapes.ts';
 import { LiveConfig } from './live-config.ts';
 import { createGatewayServer, listen } from './server.ts';
 import { poolSizes } from '../upstream/pool-sizes.ts';
@@ -195,6 +196,7 @@ export async function startGateway(opts: StartOptions): Promise<RunningGateway> 
     throw err;
   }
   live.startPolling(250);
+  keepTickShapes();
   const idleMemory = releaseMemoryWhenIdle({ busy: () => inflight.size > 0 });
 
   // A gateway replaying from a cassette contacts no provider, not even for their model lists.
