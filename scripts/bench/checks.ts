@@ -18,6 +18,8 @@ export const GOALS = {
   startMs: 300,
   vsPortkey: 5,
   vsLiteLLM: 50,
+  /** Not one of the issue's goals: after an idle spell the gateway must cost about what it did before. */
+  afterIdleVsFresh: 1.2,
 } as const;
 
 const ok = (t: TargetResult | undefined): t is TargetResult => t !== undefined && !t.error && !t.skipped;
@@ -112,6 +114,15 @@ export function judgeGoals(targets: TargetResult[], memory: MemoryResult | null)
       memory?.rssAfterSettle ?? null,
       (b) => b < GOALS.afterLoadMiB * MiB,
       (b) => `${mib(b)} (peak ${memory?.peakRss == null ? 'n/a' : mib(memory.peakRss)})`,
+      need('memory'),
+    ),
+  );
+  v.push(
+    judge(
+      `gateway CPU per call after ${memory?.settleSeconds ?? 30} s idle ≤ ${GOALS.afterIdleVsFresh}× before it (non-stream, same process)`,
+      div(memory?.afterIdle?.cpuUsPerCall ?? null, memory?.afterIdle?.cpuUsPerCallBefore ?? null),
+      (r) => r <= GOALS.afterIdleVsFresh,
+      (r) => `${x(r)} (${memory?.afterIdle?.cpuUsPerCallBefore?.toFixed(0)} → ${memory?.afterIdle?.cpuUsPerCall?.toFixed(0)} µs)`,
       need('memory'),
     ),
   );

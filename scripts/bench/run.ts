@@ -30,8 +30,14 @@ import { bareScenario, directScenario, gatewayChatScenario, leanScenario, litell
 const memoryScenario: Scenario = {
   name: 'memory',
   run: async (ctx) => {
-    ctx.memory = await runMemoryBench({ serverCpu: ctx.serverCpu, clientCpu: ctx.clientCpu, log: ctx.log });
+    ctx.memory = await runMemoryBench({
+      serverCpu: ctx.serverCpu,
+      clientCpu: ctx.clientCpu,
+      log: ctx.log,
+      load: { concurrency: ctx.cfg.concurrency, seconds: ctx.cfg.seconds, warmupSeconds: ctx.cfg.warmupSeconds },
+    });
     if (ctx.memory.errors > 0) ctx.problems.push(`memory: ${ctx.memory.errors} of ${ctx.memory.streams} streams failed`);
+    if ((ctx.memory.afterIdle?.errors ?? 0) > 0) ctx.problems.push(`memory: ${ctx.memory.afterIdle?.errors} non-stream calls failed (before the streams or after the idle spell)`);
   },
 };
 
