@@ -2,9 +2,10 @@
  * Keeps alive the hidden classes (V8 maps) of `process.nextTick`'s queue entries. Between loads no tick is
  * queued, so nothing holds those maps; a memory-reducing collection (V8's memory reducer, which runs after an
  * idle spell, or a `last-resort` gc) frees them and clears the type feedback that named them. `nextTick` and the
- * loop that runs the ticks were then deoptimized for good: under load a tick took 350-700 ns instead of ~40, and a
- * call (about eight ticks, from Node's HTTP streams) cost the gateway ~70-100 us more CPU after a minute idle,
- * measured on the demo gateway. Entries that stay referenced keep their maps, and the feedback, valid.
+ * loop that runs the ticks were then left on generic paths for good: under load a tick took ~350 ns instead of
+ * ~40, for the rest of the process's life. A call has about eight (Node's HTTP streams), so ~2-3 us of CPU per
+ * call in the benchmark's setup, more in the demo, whose upstream shares the process. Entries that stay
+ * referenced keep their maps, and the feedback, valid.
  *
  * The entries are caught with an async `init` hook, enabled only while a few ticks of each argument count are
  * queued at start; the hook's resource for a tick is the queue entry itself.

@@ -4,18 +4,14 @@
  * pool size (they wait for a free upstream connection: `x-gateway-queued-ms` says how long) next to
  * those that got a connection at once. Streams last ~5 s (50 chunks, 100 ms apart) so they overlap.
  *
- * Before the streams and again after the settle (idle all that time), the same gateway takes the main table's
- * non-stream window: CPU per call before and after an idle spell (V8's memory reducer, which runs on a process gone idle, once left Node's
- * `nextTick` deoptimized for good: ~70-100 µs more per call; `core/gateway/tick-shapes.ts`).
- *
  * Env: BENCH_MEMORY_STREAMS (1000), BENCH_MEMORY_SETTLE_SECONDS (30), BENCH_MEMORY_POOL (256, the default).
  */
 import path from 'node:path';
 import { Pool } from 'undici';
-import { BENCH_DIR, CHAT_BODY, STREAM_BODY, freePort, mib, rssBytes, sleep } from './common.ts';
+import { BENCH_DIR, STREAM_BODY, freePort, mib, rssBytes, sleep } from './common.ts';
 import { startGatewayProcess } from './gateway.ts';
-import { runLoad, stats } from './load.ts';
-import type { LoadResult, Stats } from './load.ts';
+import { stats } from './load.ts';
+import type { Stats } from './load.ts';
 import { spawnNode, waitForLine } from './proc.ts';
 
 export interface MemoryResult {
@@ -36,11 +32,6 @@ export interface MemoryResult {
   ttfbQueued: Stats;
   queuedMs: Stats;
   wallMs: number;
-  /**
-   * Non-stream calls (the main table's window, warm-up included) before the streams, and again after the settle
-   * (the gateway idle all that time): CPU µs per call each time, on the same process.
-   */
-  afterIdle: { cpuUsPerCallBefore: number | null; cpuUsPerCall: number | null; rps: number; errors: number } | null;
 }
 
 const envNumber = (name: string, fallback: number): number => {
@@ -48,15 +39,7 @@ const envNumber = (name: string, fallback: number): number => {
   return Number.isFinite(n) && n > 0 ? n : fallback;
 };
 
-export interface MemoryBenchOptions {
-  serverCpu: number | null;
-  clientCpu: number | null;
-  log: (m: string) => void;
-  /** The main table's load shape, for the non-stream window after the idle spell. */
-  load: { concurrency: number; seconds: number; warmupSeconds: number };
-}
-
-export async function runMemoryBench(opts: MemoryBenchOptions): Promise<MemoryResult> {
+export async function runMemoryBench(opts: { serverCpu: number | null; clientCpu: number | null; log: (m: string) => void }): Promise<MemoryResult> {
   const streams = envNumber('BENCH_MEMORY_STREAMS', 1000);
   const settleSeconds = envNumber('BENCH_MEMORY_SETTLE_SECONDS', 30);
   const poolSize = envNumber('BENCH_MEMORY_POOL', 256);
@@ -75,7 +58,6 @@ export async function runMemoryBench(opts: MemoryBenchOptions): Promise<MemoryRe
     cpu: opts.serverCpu,
     settings: { upstream: { connections: poolSize } },
   });
-  const before = await nonStreamWindow(gw, opts.load);
   const client = new Pool(gw.url, { connections: streams, pipelining: 1 });
   let peakRss = gw.idle.mainRss;
   const sampler = setInterval(() => {
@@ -125,8 +107,6 @@ export async function runMemoryBench(opts: MemoryBenchOptions): Promise<MemoryRe
   opts.log(`memory: ${streams} streams in ${(wallMs / 1000).toFixed(1)} s, ${queued.length} queued, ${errors} errors, peak RSS ${mib(peakRss)}; settling ${settleSeconds} s`);
   await sleep(settleSeconds * 1000);
   const rssAfterSettle = rssBytes(gw.mainPid);
-  const after = await nonStreamWindow(gw, opts.load);
-  opts.log(`memory: non-stream CPU per call ${(before.serverCpuUsPerReq ?? 0).toFixed(0)} µs before the streams, ${(after.serverCpuUsPerReq ?? 0).toFixed(0)} µs after ${settleSeconds} s idle`);
   await gw.stop();
   await upstream.stop();
   return {
@@ -144,31 +124,8 @@ export async function runMemoryBench(opts: MemoryBenchOptions): Promise<MemoryRe
     ttfbQueued: stats(queued),
     queuedMs: stats(queuedMs),
     wallMs,
-    afterIdle: {
-      cpuUsPerCallBefore: before.serverCpuUsPerReq,
-      cpuUsPerCall: after.serverCpuUsPerReq,
-      rps: after.rps,
-      errors: before.errors + after.errors,
-    },
   };
 }
-
-/** The main table's non-stream window (warm-up, then the measured seconds) against this gateway. */
-function nonStreamWindow(gw: { url: string; headers: Record<string, string>; mainPid: number }, load: MemoryBenchOptions['load']): Promise<LoadResult> {
-  return runLoad({
-    origin: gw.url,
-    path: '/v1/chat/completions',
-    body: CHAT_BODY,
-    headers: gw.headers,
-    stream: false,
-    concurrency: load.concurrency,
-    seconds: load.seconds,
-    warmupSeconds: load.warmupSeconds,
-    server: { mainPid: gw.mainPid, pids: () => [gw.mainPid] },
-  });
-}
-
-const us = (v: number | null | undefined): string => (v == null ? 'n/a' : `${v.toFixed(0)} µs`);
 
 export function formatMemory(m: MemoryResult): string {
   const s = (x: Stats) => (x.count === 0 ? 'n/a' : `p50 ${x.p50.toFixed(0)} ms, p99 ${x.p99.toFixed(0)} ms, max ${x.max.toFixed(0)} ms (${x.count})`);
@@ -184,8 +141,6 @@ export function formatMemory(m: MemoryResult): string {
     `| time to first byte, streams past the pool size | ${s(m.ttfbQueued)} |`,
     `| their \`x-gateway-queued-ms\` | ${s(m.queuedMs)} |`,
     `| failed streams | ${m.errors} |`,
-    `| CPU per non-stream call before the streams | ${us(m.afterIdle?.cpuUsPerCallBefore)} |`,
-    `| the same, after the ${m.settleSeconds} s idle | ${us(m.afterIdle?.cpuUsPerCall)}${m.afterIdle ? ` (${m.afterIdle.rps.toFixed(0)} req/s; ${m.afterIdle.errors} errors in both windows)` : ''} |`,
     `| wall time | ${(m.wallMs / 1000).toFixed(1)} s |`,
   ].join('\n');
 }

@@ -1,4 +1,5 @@
 /** The markdown the benchmark prints: the summary table against the lean floor, details, goals and checks. */
+import { formatIdleSpell } from './idle-spell.ts';
 import { formatMemory } from './memory.ts';
 import { formatProfile } from './profile.ts';
 import { TARGET } from './results.ts';
@@ -230,6 +231,10 @@ export function formatReport(r: BenchResults): string {
 
   if (r.memory) {
     out.push(formatMemory(r.memory));
+    out.push('');
+  }
+  if (r.idleSpell) {
+    out.push(formatIdleSpell(r.idleSpell));
     out.push('');
   }
   for (const s of r.sections) {

@@ -2,6 +2,7 @@
 import type { TeamBenchResult } from './team.ts';
 import type { AuditSummary } from './gateway.ts';
 import type { LoadResult, Stats } from './load.ts';
+import type { IdleSpellResult } from './idle-spell.ts';
 import type { MemoryResult } from './memory.ts';
 import type { ProfileSummary } from './profile.ts';
 import type { Footprint } from './server.ts';
@@ -100,6 +101,7 @@ export interface BenchResults {
   ratios: Record<string, number | null>;
   failover: FailoverResult[];
   memory: MemoryResult | null;
+  idleSpell: IdleSpellResult | null;
   goals: Verdict[];
   verdicts: Verdict[];
   problems: string[];

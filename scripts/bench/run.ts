@@ -2,7 +2,8 @@
  * `npm run bench`: one run, on the same machine and fake upstream, of every scenario in SCENARIOS below:
  * the fake upstream alone, the lean proxy (the floor every ratio is against), the project's bare-proxy.ts,
  * our gateway started as the README says (chat, Messages pass-through, Responses bridged), Portkey and
- * LiteLLM (when Python is there), the failover scenario and memory under 1,000 concurrent streams; then
+ * LiteLLM (when Python is there), the failover scenario, memory under 1,000 concurrent streams and CPU per
+ * call before and after an idle spell; then
  * issue 13's goals and the correctness checks. With `--profile` (or BENCH_PROFILE=1) it also CPU-profiles
  * the gateway under load (measured window only); the `.cpuprofile` files stay in .bench/profile/.
  *
@@ -18,6 +19,7 @@ import type { Scenario } from './context.ts';
 import type { BenchContext } from './context.ts';
 import { failoverScenario } from './failover.ts';
 import { gatewayStartCommand, prepareStartBundle, readmeMismatch } from './gateway-command.ts';
+import { runIdleSpell } from './idle-spell.ts';
 import { runMemoryBench } from './memory.ts';
 import { installCleanup, killAll, setUpPinning, spawnNode, waitForLine } from './proc.ts';
 import { profileScenario } from './profile-run.ts';
@@ -30,14 +32,21 @@ import { bareScenario, directScenario, gatewayChatScenario, leanScenario, litell
 const memoryScenario: Scenario = {
   name: 'memory',
   run: async (ctx) => {
-    ctx.memory = await runMemoryBench({
-      serverCpu: ctx.serverCpu,
-      clientCpu: ctx.clientCpu,
-      log: ctx.log,
-      load: { concurrency: ctx.cfg.concurrency, seconds: ctx.cfg.seconds, warmupSeconds: ctx.cfg.warmupSeconds },
-    });
+    ctx.memory = await runMemoryBench({ serverCpu: ctx.serverCpu, clientCpu: ctx.clientCpu, log: ctx.log });
     if (ctx.memory.errors > 0) ctx.problems.push(`memory: ${ctx.memory.errors} of ${ctx.memory.streams} streams failed`);
-    if ((ctx.memory.afterIdle?.errors ?? 0) > 0) ctx.problems.push(`memory: ${ctx.memory.afterIdle?.errors} non-stream calls failed (before the streams or after the idle spell)`);
+  },
+};
+
+const idleSpellScenario: Scenario = {
+  name: 'idle',
+  run: async (ctx) => {
+    ctx.idleSpell = await runIdleSpell({
+      upBase: ctx.upBase,
+      serverCpu: ctx.serverCpu,
+      load: { concurrency: ctx.cfg.concurrency, seconds: ctx.cfg.seconds, warmupSeconds: ctx.cfg.warmupSeconds },
+      log: ctx.log,
+    });
+    if (ctx.idleSpell.errors > 0) ctx.problems.push(`idle spell: ${ctx.idleSpell.errors} failed non-stream calls`);
   },
 };
 
@@ -57,6 +66,7 @@ const SCENARIOS: Scenario[] = [
   litellmScenario,
   failoverScenario,
   memoryScenario,
+  idleSpellScenario,
   teamScenario,
 ];
 
@@ -120,6 +130,7 @@ async function main(): Promise<number> {
     targets: [],
     failover: [],
     memory: null,
+    idleSpell: null,
     profiles: [],
     peers: {},
     sections: [],
@@ -165,7 +176,7 @@ async function main(): Promise<number> {
     pass: ctx.problems.length === 0,
     detail: ctx.problems.length === 0 ? 'no problems' : `${ctx.problems.length} problem(s), listed below`,
   });
-  const goals = judgeGoals(ctx.targets, ctx.memory);
+  const goals = judgeGoals(ctx.targets, ctx.memory, ctx.idleSpell);
 
   const results: BenchResults = {
     startedAt,
@@ -187,6 +198,7 @@ async function main(): Promise<number> {
     ratios: computeRatios(ctx.targets),
     failover: ctx.failover,
     memory: ctx.memory,
+    idleSpell: ctx.idleSpell,
     goals,
     verdicts,
     problems: ctx.problems,
