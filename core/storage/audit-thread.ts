@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AuditWriter } from './audit-writer.ts';
 import type { AuditWriterOptions } from './audit-writer.ts';
-import { tupleToRow } from './call-row-tuple.ts';
+import { rowToTuple, tupleToRow } from './call-row-tuple.ts';
 import type { CallRowTuple } from './call-row-tuple.ts';
 import { openDatabase, storageErrorFor } from './db.ts';
 
@@ -14,6 +14,9 @@ export type AuditThreadMessage =
   | { type: 'flush'; seq: number }
   | { type: 'retention' }
   | { type: 'close'; seq: number };
+
+/** What the thread tells the request thread: a write that failed, or its unwritten rows as it goes away. */
+export type AuditThreadReply = { type: 'error'; message: string } | { type: 'unwritten'; rows: CallRowTuple[]; message: string };
 
 export interface AuditThreadData {
   file: string;
@@ -26,11 +29,28 @@ const port = parentPort;
 if (port) {
   const data = workerData as AuditThreadData;
   const db = openDatabase(data.file);
-  const writer = new AuditWriter(db, { ...data.options, onError: (e) => port.postMessage({ type: 'error', message: String(storageErrorFor(e, data.file)) }) });
+  const reply = (r: AuditThreadReply): void => port.postMessage(r);
+  const writer = new AuditWriter(db, { ...data.options, onError: (e) => reply({ type: 'error', message: String(storageErrorFor(e, data.file)) }) });
   const done = new Int32Array(data.done);
+  // Whatever escapes (a bug on this thread): the rows queued here and not yet written go back to the request
+  // thread, which writes them itself from then on, instead of dying with this thread.
+  process.on('uncaughtException', (error) => {
+    try {
+      reply({ type: 'unwritten', rows: writer.takeQueued().map(rowToTuple), message: String(error) });
+    } finally {
+      process.exit(1);
+    }
+  });
   port.on('message', (m: AuditThreadMessage) => {
     if (m.type === 'rows') {
-      for (const row of m.rows) writer.record(tupleToRow(row));
+      for (const tuple of m.rows) {
+        // A row that cannot be read must not take the rest of its batch with it.
+        try {
+          writer.record(tupleToRow(tuple));
+        } catch (error) {
+          reply({ type: 'error', message: `an audit row could not be read: ${String(error)}` });
+        }
+      }
       return;
     }
     if (m.type === 'retention') {

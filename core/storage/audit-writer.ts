@@ -188,6 +188,14 @@ export class AuditWriter {
     return { queued: this.queue.length, ...this.counters };
   }
 
+  /** Hands over the rows queued and not yet written, keeping none (a writer whose thread is going away). */
+  takeQueued(): CallRow[] {
+    const rows = this.queue;
+    this.queue = [];
+    this.clearTimers();
+    return rows;
+  }
+
   private writeOneByOne(rows: CallRow[]): number {
     let written = 0;
     for (const row of rows) {

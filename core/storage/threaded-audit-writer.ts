@@ -8,8 +8,8 @@
 import { Worker } from 'node:worker_threads';
 import { AuditWriter } from './audit-writer.ts';
 import type { AuditWriterOptions, AuditWriterStats, CallRow, CallRowListener } from './audit-writer.ts';
-import type { AuditThreadData, AuditThreadMessage } from './audit-thread.ts';
-import { rowToTuple } from './call-row-tuple.ts';
+import type { AuditThreadData, AuditThreadMessage, AuditThreadReply } from './audit-thread.ts';
+import { rowToTuple, tupleToRow } from './call-row-tuple.ts';
 import type { Database } from './db.ts';
 import { retentionDue } from './retention.ts';
 
@@ -47,6 +47,8 @@ export class ThreadedAuditWriter implements AuditSink {
   private readonly data: AuditThreadData;
   private fallback: AuditWriter | null = null;
   private pending: CallRow[] = [];
+  /** Rows a failing thread handed back unwritten; the fallback writes them first. */
+  private returned: CallRow[] = [];
   private posting: NodeJS.Timeout | null = null;
   private seq = 0;
   private closed = false;
@@ -67,8 +69,19 @@ export class ThreadedAuditWriter implements AuditSink {
     if (this.worker || this.fallback || this.closed) return this.worker;
     const worker = new Worker(threadFile, { workerData: this.data });
     worker.unref();
-    worker.on('message', (m: { type: string; message?: string }) => {
-      if (m.type === 'error') (this.options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
+    worker.on('message', (m: AuditThreadReply) => {
+      if (m.type === 'unwritten') {
+        // Its 'exit' comes after this message, so switchToFallback writes these before anything newer; should it
+        // ever come first, the fallback takes them now.
+        for (const tuple of m.rows) {
+          const row = tupleToRow(tuple);
+          if (this.fallback) this.fallback.record(row);
+          else this.returned.push(row);
+        }
+        process.emitWarning(`audit worker failed (${m.message}); ${m.rows.length} unwritten rows handed back`);
+        return;
+      }
+      (this.options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
     });
     worker.on('error', (err) => this.switchToFallback(err));
     // A worker that ends without an error event (terminated, or its thread exited) is as gone: later rows are
@@ -214,17 +227,17 @@ export class ThreadedAuditWriter implements AuditSink {
   private switchToFallback(err: unknown): void {
     if (this.fallback) return;
     this.worker = null;
+    const rows = this.returned.concat(this.pending);
+    this.returned = [];
+    this.pending = [];
     if (this.closed) {
       // The store may be closed already: nothing can be written any more, and a stopping process must not crash.
-      this.counters.dropped += this.pending.length;
-      this.pending = [];
+      this.counters.dropped += rows.length;
       process.emitWarning(`audit worker failed after the audit log closed (${String(err)})`);
       return;
     }
     process.emitWarning(`audit worker failed (${String(err)}); writing audit rows on the main thread`);
     this.fallback = new AuditWriter(this.db, this.options);
-    const rows = this.pending;
-    this.pending = [];
     for (const row of rows) this.fallback.record(row);
   }
 }

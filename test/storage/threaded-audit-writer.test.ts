@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { CallRow } from '../../core/storage/audit-writer.ts';
+import { rowToTuple } from '../../core/storage/call-row-tuple.ts';
 import { Store } from '../../core/storage/index.ts';
 
 let dir: string;
@@ -122,4 +123,48 @@ it('a worker that exits without an error event hands the writing to this thread:
   } finally {
     process.off('warning', onWarning);
   }
+});
+
+it('a worker that fails hands back the rows it had queued and not written: the request thread writes them, none is lost', async () => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.message);
+  process.on('warning', onWarning);
+  try {
+    const first = Array.from({ length: 10 }, () => row());
+    for (const r of first) store.audit.record(r);
+    expect(store.audit.flush()).toBe(10);
+    // Recorded right after a write, these wait on the worker for its next interval (200 ms).
+    const queued = Array.from({ length: 5 }, () => row());
+    for (const r of queued) store.audit.record(r);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(count()).toBe(10);
+    const worker = Reflect.get(store.audit, 'worker') as import('node:worker_threads').Worker;
+    const exited = new Promise((r) => worker.once('exit', r));
+    // A message the thread cannot read: the exception escapes its handler, as a bug there would.
+    worker.postMessage({ type: 'rows', rows: null });
+    expect(await exited).toBe(1);
+    const later = Array.from({ length: 3 }, () => row());
+    for (const r of later) store.audit.record(r);
+    expect(store.audit.flush()).toBe(8);
+    const ids = (store.db.prepare('SELECT id FROM calls').all() as { id: string }[]).map((r) => r.id);
+    expect(new Set(ids)).toEqual(new Set([...first, ...queued, ...later].map((r) => r.id)));
+    expect(warnings.some((w) => /5 unwritten rows handed back/.test(w))).toBe(true);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
+
+it('a row the worker cannot read is reported and the rest of its batch is still written', async () => {
+  const errors: string[] = [];
+  store.close();
+  store = Store.open(dir, { auditThread: true, audit: { onError: (e) => errors.push(String(e)) } });
+  const good = Array.from({ length: 3 }, () => row());
+  store.audit.record(good[0]);
+  expect(store.audit.flush()).toBe(1);
+  const worker = Reflect.get(store.audit, 'worker') as import('node:worker_threads').Worker;
+  worker.postMessage({ type: 'rows', rows: [good[1], null, good[2]].map((r) => (r ? rowToTuple(r) : null)) });
+  await new Promise((r) => setTimeout(r, 50));
+  expect(store.audit.flush()).toBe(2);
+  expect(count()).toBe(3);
+  expect(errors).toEqual([expect.stringMatching(/an audit row could not be read/)]);
 });
