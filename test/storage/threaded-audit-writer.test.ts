@@ -48,6 +48,21 @@ const row = (): CallRow => ({
 });
 
 const count = () => (store.db.prepare('SELECT count(*) AS n FROM calls').get() as { n: number }).n;
+const storedIds = () => new Set((store.db.prepare('SELECT id FROM calls').all() as { id: string }[]).map((r) => r.id));
+const idsOf = (rows: CallRow[]) => new Set(rows.map((r) => r.id));
+const auditWorker = () => Reflect.get(store.audit, 'worker') as import('node:worker_threads').Worker;
+
+/** Runs `body` with the process warnings it emits collected. */
+async function withWarnings(body: (warnings: string[]) => Promise<void>): Promise<void> {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.message);
+  process.on('warning', onWarning);
+  try {
+    await body(warnings);
+  } finally {
+    process.off('warning', onWarning);
+  }
+}
 
 it('writes on the worker thread; flush() is synchronous and reports what it wrote', () => {
   const seen: string[] = [];
@@ -103,33 +118,22 @@ it('raw bodies (bodySecrets set) are cut and scrubbed on the worker: the secrets
   expect(Buffer.byteLength(stored.r)).toBeLessThanOrEqual(64 * 1024);
 });
 
-it('a worker that exits without an error event hands the writing to this thread: later rows are still stored', async () => {
-  const warnings: string[] = [];
-  const onWarning = (w: Error) => warnings.push(w.message);
-  process.on('warning', onWarning);
-  try {
+it('a worker that exits without an error event hands the writing to this thread: later rows are still stored', () =>
+  withWarnings(async (warnings) => {
     const first = Array.from({ length: 30 }, () => row());
     for (const r of first) store.audit.record(r);
     expect(store.audit.flush()).toBe(30);
-    const worker = Reflect.get(store.audit, 'worker') as import('node:worker_threads').Worker;
-    await worker.terminate();
+    await auditWorker().terminate();
     await new Promise((r) => setTimeout(r, 20));
     const later = Array.from({ length: 5 }, () => row());
     for (const r of later) store.audit.record(r);
     expect(store.audit.flush()).toBe(5);
-    const ids = (store.db.prepare('SELECT id FROM calls').all() as { id: string }[]).map((r) => r.id);
-    expect(new Set(ids)).toEqual(new Set([...first, ...later].map((r) => r.id)));
+    expect(storedIds()).toEqual(idsOf([...first, ...later]));
     expect(warnings.some((w) => /audit worker failed .*exited/.test(w))).toBe(true);
-  } finally {
-    process.off('warning', onWarning);
-  }
-});
+  }));
 
-it('a worker that fails hands back the rows it had queued and not written: the request thread writes them, none is lost', async () => {
-  const warnings: string[] = [];
-  const onWarning = (w: Error) => warnings.push(w.message);
-  process.on('warning', onWarning);
-  try {
+it('a worker that fails hands back the rows it had queued and not written: the request thread writes them, none is lost', () =>
+  withWarnings(async (warnings) => {
     const first = Array.from({ length: 10 }, () => row());
     for (const r of first) store.audit.record(r);
     expect(store.audit.flush()).toBe(10);
@@ -138,7 +142,7 @@ it('a worker that fails hands back the rows it had queued and not written: the r
     for (const r of queued) store.audit.record(r);
     await new Promise((r) => setTimeout(r, 50));
     expect(count()).toBe(10);
-    const worker = Reflect.get(store.audit, 'worker') as import('node:worker_threads').Worker;
+    const worker = auditWorker();
     const exited = new Promise((r) => worker.once('exit', r));
     // A message the thread cannot read: the exception escapes its handler, as a bug there would.
     worker.postMessage({ type: 'rows', rows: null });
@@ -146,13 +150,9 @@ it('a worker that fails hands back the rows it had queued and not written: the r
     const later = Array.from({ length: 3 }, () => row());
     for (const r of later) store.audit.record(r);
     expect(store.audit.flush()).toBe(8);
-    const ids = (store.db.prepare('SELECT id FROM calls').all() as { id: string }[]).map((r) => r.id);
-    expect(new Set(ids)).toEqual(new Set([...first, ...queued, ...later].map((r) => r.id)));
+    expect(storedIds()).toEqual(idsOf([...first, ...queued, ...later]));
     expect(warnings.some((w) => /5 unwritten rows handed back/.test(w))).toBe(true);
-  } finally {
-    process.off('warning', onWarning);
-  }
-});
+  }));
 
 it('a row the worker cannot read is reported and the rest of its batch is still written', async () => {
   const errors: string[] = [];
@@ -161,8 +161,7 @@ it('a row the worker cannot read is reported and the rest of its batch is still 
   const good = Array.from({ length: 3 }, () => row());
   store.audit.record(good[0]);
   expect(store.audit.flush()).toBe(1);
-  const worker = Reflect.get(store.audit, 'worker') as import('node:worker_threads').Worker;
-  worker.postMessage({ type: 'rows', rows: [good[1], null, good[2]].map((r) => (r ? rowToTuple(r) : null)) });
+  auditWorker().postMessage({ type: 'rows', rows: [good[1], null, good[2]].map((r) => (r ? rowToTuple(r) : null)) });
   await new Promise((r) => setTimeout(r, 50));
   expect(store.audit.flush()).toBe(2);
   expect(count()).toBe(3);
