@@ -3,10 +3,9 @@
  * judged (its row was not run or failed) is reported as such, not as a pass. They are targets: the run exits
  * non-zero on a failed goal only with BENCH_STRICT=1.
  */
-import type { IdleSpellResult } from './idle-spell.ts';
 import type { MemoryResult } from './memory.ts';
 import { TARGET } from './results.ts';
-import type { TargetResult, Verdict } from './results.ts';
+import type { IdleSpellResult, TargetResult, Verdict } from './results.ts';
 
 const MiB = 1048576;
 

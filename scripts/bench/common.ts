@@ -39,6 +39,8 @@ export interface BenchConfig {
   chunkDelayMs: number;
   /** Share of requests the flaky upstream fails with a 500 in the failover scenario. */
   flakyRate: number;
+  /** How long the idle scenario leaves its gateway idle between its two windows. */
+  idleSeconds: number;
   /** Scenarios to run (see run.ts's list); all by default. */
   only: Set<string> | null;
   profile: boolean;
@@ -62,6 +64,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2)): BenchConfig 
     streamChunks: Math.round(envNumber('BENCH_STREAM_CHUNKS', 32, 1, 10_000)),
     chunkDelayMs: envNumber('BENCH_CHUNK_DELAY_MS', 0, 0, 1000),
     flakyRate: envNumber('BENCH_FLAKY_RATE', 0.5, 0, 1),
+    idleSeconds: envNumber('BENCH_IDLE_SECONDS', 60, 1, 600),
     only,
     profile: argv.includes('--profile') || process.env.BENCH_PROFILE === '1',
     strict: argv.includes('--strict') || process.env.BENCH_STRICT === '1',

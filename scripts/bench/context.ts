@@ -8,9 +8,8 @@ import { request } from 'undici';
 import { BIG_CHAT_BODY, CHAT_BODY, MESSAGES_BODY, MESSAGES_STREAM_BODY, RESPONSES_BODY, RESPONSES_STREAM_BODY, STREAM_BODY } from './common.ts';
 import type { BenchConfig } from './common.ts';
 import type { LoadSpec } from './load.ts';
-import type { IdleSpellResult } from './idle-spell.ts';
 import type { MemoryResult } from './memory.ts';
-import type { FailoverResult, ProfileResult, TargetResult, UpstreamStats } from './results.ts';
+import type { FailoverResult, IdleSpellResult, ProfileResult, TargetResult, UpstreamStats } from './results.ts';
 import type { TeamBenchResult } from './team.ts';
 
 export interface BenchContext {

@@ -5,75 +5,48 @@
  * V8's memory reducer runs memory-reducing collections on a process gone idle; one used to leave Node's
  * `nextTick` on a slow path for good (~350 ns a tick instead of ~40; `core/gateway/tick-shapes.ts`). That cost
  * only ~2-3 µs a call here, below what two 5 s windows resolve: the verdict (after ≤ 1.2× before) guards
- * against larger losses after idle, and the figures replace the README's old caveat that every other figure
- * is that of a gateway that never sat idle. A gateway of its own, so the memory scenario's figures stay those
- * of a gateway that only served its streams.
+ * against larger losses after idle. A gateway of its own, so the memory scenario's figures stay those of a
+ * gateway that only served its streams.
  */
-import { BIG_CHAT_BODY, CHAT_BODY, sleep } from './common.ts';
+import { sleep } from './common.ts';
+import { BIG_CHAT, CHAT, loadSpec } from './context.ts';
+import type { Api, Scenario } from './context.ts';
 import { startGatewayProcess } from './gateway.ts';
 import { runLoad } from './load.ts';
 import type { LoadResult } from './load.ts';
+import type { IdleSpellResult } from './results.ts';
+import { serverPids } from './server.ts';
 
-export interface IdleSpellResult {
-  idleSeconds: number;
-  /** CPU µs per non-stream call, before and after the idle spell (same process). */
-  cpuUsPerCallBefore: number | null;
-  cpuUsPerCallAfter: number | null;
-  rpsBefore: number;
-  rpsAfter: number;
-  errors: number;
-}
-
-const idleSeconds = (): number => {
-  const n = Number(process.env.BENCH_IDLE_SECONDS);
-  return Number.isFinite(n) && n > 0 ? n : 60;
+export const idleSpellScenario: Scenario = {
+  name: 'idle',
+  run: async (ctx) => {
+    const seconds = ctx.cfg.idleSeconds;
+    const gw = await startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${ctx.upBase}/v1`, priority: 1 }], cpu: ctx.serverCpu });
+    const window = (api: Api): Promise<LoadResult> =>
+      runLoad(loadSpec(ctx, gw.url, false, gw.headers, api, { mainPid: gw.mainPid, pids: () => serverPids(gw) }));
+    try {
+      const before = await window(CHAT);
+      // Calls with 100 KB prompts fill the old generation: its full collections are what set V8's memory reducer
+      // going once the process is idle (short non-stream calls alone may never need one).
+      const big = await window(BIG_CHAT);
+      ctx.log(`idle spell: ${(before.serverCpuUsPerReq ?? 0).toFixed(0)} µs per call, then 100 KB prompts; idle ${seconds} s`);
+      await sleep(seconds * 1000);
+      const after = await window(CHAT);
+      ctx.log(`idle spell: after it ${(after.serverCpuUsPerReq ?? 0).toFixed(0)} µs per call`);
+      ctx.idleSpell = {
+        idleSeconds: seconds,
+        cpuUsPerCallBefore: before.serverCpuUsPerReq,
+        cpuUsPerCallAfter: after.serverCpuUsPerReq,
+        rpsBefore: before.rps,
+        rpsAfter: after.rps,
+        errors: before.errors + big.errors + after.errors,
+      };
+      if (ctx.idleSpell.errors > 0) ctx.problems.push(`idle spell: ${ctx.idleSpell.errors} failed non-stream calls`);
+    } finally {
+      await gw.stop();
+    }
+  },
 };
-
-export interface IdleSpellOptions {
-  /** The main fake upstream's origin. */
-  upBase: string;
-  serverCpu: number | null;
-  /** The main table's load shape. */
-  load: { concurrency: number; seconds: number; warmupSeconds: number };
-  log: (m: string) => void;
-}
-
-export async function runIdleSpell(opts: IdleSpellOptions): Promise<IdleSpellResult> {
-  const seconds = idleSeconds();
-  const gw = await startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${opts.upBase}/v1`, priority: 1 }], cpu: opts.serverCpu });
-  const window = (body = CHAT_BODY): Promise<LoadResult> =>
-    runLoad({
-      origin: gw.url,
-      path: '/v1/chat/completions',
-      body,
-      headers: gw.headers,
-      stream: false,
-      concurrency: opts.load.concurrency,
-      seconds: opts.load.seconds,
-      warmupSeconds: opts.load.warmupSeconds,
-      server: { mainPid: gw.mainPid, pids: () => [gw.mainPid] },
-    });
-  try {
-    const before = await window();
-    // Calls with 100 KB prompts fill the old generation: its full collections are what set V8's memory reducer
-    // going once the process is idle (short non-stream calls alone may never need one).
-    const big = await window(BIG_CHAT_BODY);
-    opts.log(`idle spell: ${(before.serverCpuUsPerReq ?? 0).toFixed(0)} µs per call, then 100 KB prompts; idle ${seconds} s`);
-    await sleep(seconds * 1000);
-    const after = await window();
-    opts.log(`idle spell: after it ${(after.serverCpuUsPerReq ?? 0).toFixed(0)} µs per call`);
-    return {
-      idleSeconds: seconds,
-      cpuUsPerCallBefore: before.serverCpuUsPerReq,
-      cpuUsPerCallAfter: after.serverCpuUsPerReq,
-      rpsBefore: before.rps,
-      rpsAfter: after.rps,
-      errors: before.errors + big.errors + after.errors,
-    };
-  } finally {
-    await gw.stop();
-  }
-}
 
 export function formatIdleSpell(r: IdleSpellResult): string {
   const us = (v: number | null): string => (v === null ? 'n/a' : `${v.toFixed(0)} µs`);

@@ -2,7 +2,6 @@
 import type { TeamBenchResult } from './team.ts';
 import type { AuditSummary } from './gateway.ts';
 import type { LoadResult, Stats } from './load.ts';
-import type { IdleSpellResult } from './idle-spell.ts';
 import type { MemoryResult } from './memory.ts';
 import type { ProfileSummary } from './profile.ts';
 import type { Footprint } from './server.ts';
@@ -58,6 +57,16 @@ export interface TargetResult {
    * per mode, the round with the median CPU.
    */
   rounds: { nonStream: number[]; stream: number[]; bigPrompt: number[] } | null;
+}
+
+/** The idle scenario (idle-spell.ts): one gateway's CPU per non-stream call before and after an idle spell. */
+export interface IdleSpellResult {
+  idleSeconds: number;
+  cpuUsPerCallBefore: number | null;
+  cpuUsPerCallAfter: number | null;
+  rpsBefore: number;
+  rpsAfter: number;
+  errors: number;
 }
 
 export interface FailoverResult {

@@ -19,7 +19,7 @@ import type { Scenario } from './context.ts';
 import type { BenchContext } from './context.ts';
 import { failoverScenario } from './failover.ts';
 import { gatewayStartCommand, prepareStartBundle, readmeMismatch } from './gateway-command.ts';
-import { runIdleSpell } from './idle-spell.ts';
+import { idleSpellScenario } from './idle-spell.ts';
 import { runMemoryBench } from './memory.ts';
 import { installCleanup, killAll, setUpPinning, spawnNode, waitForLine } from './proc.ts';
 import { profileScenario } from './profile-run.ts';
@@ -34,19 +34,6 @@ const memoryScenario: Scenario = {
   run: async (ctx) => {
     ctx.memory = await runMemoryBench({ serverCpu: ctx.serverCpu, clientCpu: ctx.clientCpu, log: ctx.log });
     if (ctx.memory.errors > 0) ctx.problems.push(`memory: ${ctx.memory.errors} of ${ctx.memory.streams} streams failed`);
-  },
-};
-
-const idleSpellScenario: Scenario = {
-  name: 'idle',
-  run: async (ctx) => {
-    ctx.idleSpell = await runIdleSpell({
-      upBase: ctx.upBase,
-      serverCpu: ctx.serverCpu,
-      load: { concurrency: ctx.cfg.concurrency, seconds: ctx.cfg.seconds, warmupSeconds: ctx.cfg.warmupSeconds },
-      log: ctx.log,
-    });
-    if (ctx.idleSpell.errors > 0) ctx.problems.push(`idle spell: ${ctx.idleSpell.errors} failed non-stream calls`);
   },
 };
 
