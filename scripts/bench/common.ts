@@ -30,6 +30,11 @@ export interface BenchConfig {
   seconds: number;
   /** Warm-up seconds before each measured run (results discarded). */
   warmupSeconds: number;
+  /**
+   * Load, half non-stream and half stream, given once to each server the bench starts before its first
+   * measured run: V8 takes ~3 s of load to settle the lean proxy and ~9 s the gateway (the warm-up scenario).
+   */
+  serverWarmupSeconds: number;
   /** How many times the lean floor and the gateway are measured, interleaved (rounds.ts). */
   rounds: number;
   concurrency: number;
@@ -41,6 +46,8 @@ export interface BenchConfig {
   flakyRate: number;
   /** How long the idle scenario leaves its gateway idle between its two windows. */
   idleSeconds: number;
+  /** How many one-second windows the warm-up scenario measures from each server's start. */
+  curveSeconds: number;
   /** Scenarios to run (see run.ts's list); all by default. */
   only: Set<string> | null;
   profile: boolean;
@@ -59,12 +66,14 @@ export function loadConfig(argv: string[] = process.argv.slice(2)): BenchConfig 
   return {
     seconds: envNumber('BENCH_SECONDS', 5, 0.5, 120),
     warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1, 0, 30),
+    serverWarmupSeconds: envNumber('BENCH_SERVER_WARMUP_SECONDS', 10, 0, 120),
     rounds: Math.round(envNumber('BENCH_ROUNDS', 3, 1, 9)),
     concurrency: Math.round(envNumber('BENCH_CONCURRENCY', 16, 1, 1024)),
     streamChunks: Math.round(envNumber('BENCH_STREAM_CHUNKS', 32, 1, 10_000)),
     chunkDelayMs: envNumber('BENCH_CHUNK_DELAY_MS', 0, 0, 1000),
     flakyRate: envNumber('BENCH_FLAKY_RATE', 0.5, 0, 1),
     idleSeconds: envNumber('BENCH_IDLE_SECONDS', 60, 1, 600),
+    curveSeconds: Math.round(envNumber('BENCH_CURVE_SECONDS', 12, 6, 120)),
     only,
     profile: argv.includes('--profile') || process.env.BENCH_PROFILE === '1',
     strict: argv.includes('--strict') || process.env.BENCH_STRICT === '1',

@@ -9,7 +9,7 @@ import { BIG_CHAT_BODY, CHAT_BODY, MESSAGES_BODY, MESSAGES_STREAM_BODY, RESPONSE
 import type { BenchConfig } from './common.ts';
 import type { LoadSpec } from './load.ts';
 import type { MemoryResult } from './memory.ts';
-import type { FailoverResult, IdleSpellResult, ProfileResult, TargetResult, UpstreamStats } from './results.ts';
+import type { FailoverResult, IdleSpellResult, ProfileResult, TargetResult, UpstreamStats, WarmupCurveResult } from './results.ts';
 import type { TeamBenchResult } from './team.ts';
 
 export interface BenchContext {
@@ -29,6 +29,7 @@ export interface BenchContext {
   failover: FailoverResult[];
   memory: MemoryResult | null;
   idleSpell: IdleSpellResult | null;
+  warmupCurve: WarmupCurveResult | null;
   profiles: ProfileResult[];
   peers: Record<string, string>;
   sections: string[];

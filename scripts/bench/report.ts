@@ -1,5 +1,6 @@
 /** The markdown the benchmark prints: the summary table against the lean floor, details, goals and checks. */
 import { formatIdleSpell } from './idle-spell.ts';
+import { formatWarmupCurve } from './warmup-curve.ts';
 import { formatMemory } from './memory.ts';
 import { formatProfile } from './profile.ts';
 import { TARGET } from './results.ts';
@@ -83,7 +84,7 @@ export function formatReport(r: BenchResults): string {
   }
   const c = r.config;
   out.push(
-    `Load: closed loop, concurrency ${String(c.concurrency)}, ${String(c.warmupSeconds)} s warm-up + ${String(c.seconds)} s measured per run; ` +
+    `Load: closed loop, concurrency ${String(c.concurrency)}; each server started by the bench first gets ${String(c.serverWarmupSeconds)} s of load (half non-stream, half stream) to settle, then ${String(c.warmupSeconds)} s warm-up + ${String(c.seconds)} s measured per run; ` +
       `~1 KB chat request; stream = ${String(c.streamChunks)} content chunks + finish + usage chunk + [DONE], ${String(c.chunkDelayMs)} ms between chunks. ` +
       `Peers: ${
         Object.entries(r.peers)
@@ -235,6 +236,10 @@ export function formatReport(r: BenchResults): string {
   }
   if (r.idleSpell) {
     out.push(formatIdleSpell(r.idleSpell));
+    out.push('');
+  }
+  if (r.warmupCurve) {
+    out.push(formatWarmupCurve(r.warmupCurve));
     out.push('');
   }
   for (const s of r.sections) {

@@ -5,6 +5,7 @@ import type { LoadResult, Stats } from './load.ts';
 import type { MemoryResult } from './memory.ts';
 import type { ProfileSummary } from './profile.ts';
 import type { Footprint } from './server.ts';
+import type { ThreadGroup } from './thread-cpu.ts';
 
 export interface UpstreamStats {
   chat: number;
@@ -69,6 +70,27 @@ export interface IdleSpellResult {
   errors: number;
 }
 
+/** One second of load in the warm-up scenario (warmup-curve.ts). */
+export interface CurveWindow {
+  /** Seconds of load before this window began. */
+  second: number;
+  rps: number;
+  cpuUsPerCall: number | null;
+  /** The same split by thread group (request thread, worker threads, V8 helpers...). */
+  byThread: Partial<Record<ThreadGroup, number>> | null;
+}
+
+/** The warm-up scenario: the lean floor and the gateway, each freshly started, second by second under load. */
+export interface WarmupCurveResult {
+  lean: CurveWindow[];
+  gateway: CurveWindow[];
+  /** CPU per call over the last `steadySeconds` windows (calls-weighted), and the gateway's ratio to the floor there. */
+  steadySeconds: number;
+  steady: { lean: number | null; gateway: number | null; ratio: number | null };
+  /** The same over seconds 1-6, where the main table's non-stream window lies (its warm-up is 1 s, its window 5 s by default). */
+  early: { lean: number | null; gateway: number | null; ratio: number | null };
+}
+
 export interface FailoverResult {
   mode: 'non-stream' | 'stream';
   concurrency: number;
@@ -111,6 +133,7 @@ export interface BenchResults {
   failover: FailoverResult[];
   memory: MemoryResult | null;
   idleSpell: IdleSpellResult | null;
+  warmupCurve: WarmupCurveResult | null;
   goals: Verdict[];
   verdicts: Verdict[];
   problems: string[];

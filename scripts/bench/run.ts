@@ -20,6 +20,7 @@ import type { BenchContext } from './context.ts';
 import { failoverScenario } from './failover.ts';
 import { gatewayStartCommand, prepareStartBundle, readmeMismatch } from './gateway-command.ts';
 import { idleSpellScenario } from './idle-spell.ts';
+import { warmupCurveScenario } from './warmup-curve.ts';
 import { runMemoryBench } from './memory.ts';
 import { installCleanup, killAll, setUpPinning, spawnNode, waitForLine } from './proc.ts';
 import { profileScenario } from './profile-run.ts';
@@ -54,6 +55,7 @@ const SCENARIOS: Scenario[] = [
   failoverScenario,
   memoryScenario,
   idleSpellScenario,
+  warmupCurveScenario,
   teamScenario,
 ];
 
@@ -118,6 +120,7 @@ async function main(): Promise<number> {
     failover: [],
     memory: null,
     idleSpell: null,
+    warmupCurve: null,
     profiles: [],
     peers: {},
     sections: [],
@@ -186,6 +189,7 @@ async function main(): Promise<number> {
     failover: ctx.failover,
     memory: ctx.memory,
     idleSpell: ctx.idleSpell,
+    warmupCurve: ctx.warmupCurve,
     goals,
     verdicts,
     problems: ctx.problems,

@@ -25,6 +25,14 @@ export const directScenario: Scenario = {
 };
 
 /** A pass-through proxy script run as `node SCRIPT --port N --target UPSTREAM` with a `/healthz` route. */
+/** One of the bench's own proxies (`script` in scripts/bench/) in front of the fake upstream, pinned to the servers' core. */
+export async function startProxy(ctx: BenchContext, name: string, script: string): Promise<ServerUnderTest & { port: number }> {
+  const port = await freePort();
+  const child = spawnNode({ name, cpu: ctx.serverCpu, args: [path.join(BENCH_DIR, script), '--port', String(port), '--target', ctx.upBase] });
+  const ready = await awaitReady(child, port, `http://127.0.0.1:${port}/healthz`, { timeoutMs: 15_000, settleMs: 500 });
+  return { url: `http://127.0.0.1:${port}`, port, headers: {}, ...ready, stop: () => child.stop() };
+}
+
 function proxyScenario(name: string, label: string, script: string, note: string): Scenario {
   return {
     name,
@@ -34,12 +42,7 @@ function proxyScenario(name: string, label: string, script: string, note: string
         label,
         note,
         bigPrompt: true,
-        start: async () => {
-          const port = await freePort();
-          const child = spawnNode({ name, cpu: ctx.serverCpu, args: [path.join(BENCH_DIR, script), '--port', String(port), '--target', ctx.upBase] });
-          const ready = await awaitReady(child, port, `http://127.0.0.1:${port}/healthz`, { timeoutMs: 15_000, settleMs: 500 });
-          return { url: `http://127.0.0.1:${port}`, port, headers: {}, ...ready, stop: () => child.stop() };
-        },
+        start: () => startProxy(ctx, name, script),
         probeClientAbort: (c, server) => probeClientAbort(c, server.url, server.port),
       });
     },
