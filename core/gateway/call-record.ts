@@ -37,6 +37,22 @@ export function priceUsage(deps: GatewayDeps, provider: ProviderSettings, model:
 
 const UPSTREAM_ONLY = { inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: null, cacheWritePerMTok: null, source: 'bundled' as const };
 
+/**
+ * The attempts as the `attempts_json` column holds them: what `JSON.stringify` writes for
+ * `{provider, model, status, error, duration_ms}` objects, without building those objects (~0.5 µs a call).
+ */
+export function attemptsJson(attempts: readonly AttemptRecord[]): string {
+  let out = '[';
+  for (let i = 0; i < attempts.length; i++) {
+    const a = attempts[i];
+    out += `${i === 0 ? '' : ','}{"provider":${JSON.stringify(a.provider)},"model":${JSON.stringify(a.model)},"status":${jsonNumber(a.status)},"error":${a.error === null ? 'null' : JSON.stringify(a.error)},"duration_ms":${jsonNumber(a.durationMs)}}`;
+  }
+  return `${out}]`;
+}
+
+/** A number as JSON writes it: NaN, Infinity and null become `null`. */
+const jsonNumber = (n: number | null): string => (n !== null && Number.isFinite(n) ? String(n) : 'null');
+
 export interface CallRecordInit {
   requestId: string;
   startedAt: number;
@@ -123,9 +139,7 @@ export class CallRecord {
       latencyMs: this.elapsedMs(),
       ttftMs: this.ttftMs,
       attempts: this.attempts.length,
-      attemptsJson: JSON.stringify(
-        this.attempts.map((a) => ({ provider: a.provider, model: a.model, status: a.status, error: a.error, duration_ms: a.durationMs })),
-      ),
+      attemptsJson: attemptsJson(this.attempts),
       userAgent: this.userAgent,
       sessionId: this.sessionId,
       // Raw: the audit writer cuts and scrubs them off the request thread (`bodySecrets`). Every row has the

@@ -31,6 +31,9 @@ export class RunningTotals {
   private readonly upsertHourly: BetterSqlite3.Statement<HourlyValues, unknown>;
   private readonly daily = new Map<string, DailyValues>();
   private readonly hourly = new Map<string, HourlyValues>();
+  /** The buckets the last call went to: under load, most calls of a batch share them, and need no key built. */
+  private lastDay: DailyValues | null = null;
+  private lastHour: HourlyValues | null = null;
   private quarter = Number.NaN;
   private hourStart = 0;
   private dayStart = 0;
@@ -57,27 +60,33 @@ export class RunningTotals {
     const keyId = call.keyId ?? '';
     const provider = call.provider ?? '';
     const cost = call.costUsd ?? 0;
-    const dayId = `${this.dayStart}\u0000${keyId}\u0000${provider}`;
-    const day = this.daily.get(dayId);
-    if (day === undefined) this.daily.set(dayId, [this.dayStart, keyId, provider, 1, cost]);
-    else {
-      day[3]++;
-      day[4] += cost;
+    let day = this.lastDay;
+    if (day === null || day[0] !== this.dayStart || day[1] !== keyId || day[2] !== provider) {
+      const dayId = `${this.dayStart}\u0000${keyId}\u0000${provider}`;
+      day = this.daily.get(dayId) ?? null;
+      if (day === null) {
+        day = [this.dayStart, keyId, provider, 0, 0];
+        this.daily.set(dayId, day);
+      }
+      this.lastDay = day;
     }
+    day[3]++;
+    day[4] += cost;
     const keyName = call.keyName ?? '';
     const model = call.model ?? call.modelRequested ?? '(none)';
-    const hourId = `${this.hourStart}\u0000${keyId}\u0000${keyName}\u0000${model}\u0000${provider}`;
     const error = call.status >= 400 ? 1 : 0;
     const unpriced = call.pricing === 'unpriced' && call.provider !== null ? 1 : 0;
     const unpricedOk = unpriced === 1 && call.status < 400 ? 1 : 0;
     const estimated = call.pricing === 'estimated' ? 1 : 0;
-    const hour = this.hourly.get(hourId);
-    if (hour === undefined) {
-      this.hourly.set(hourId, [
-        this.hourStart, keyId, keyName, model, provider, 1, call.inputTokens, call.outputTokens, call.cachedTokens,
-        call.cacheWriteTokens, call.reasoningTokens, cost, error, unpriced, unpricedOk, estimated,
-      ]);
-      return;
+    let hour = this.lastHour;
+    if (hour === null || hour[0] !== this.hourStart || hour[1] !== keyId || hour[2] !== keyName || hour[3] !== model || hour[4] !== provider) {
+      const hourId = `${this.hourStart}\u0000${keyId}\u0000${keyName}\u0000${model}\u0000${provider}`;
+      hour = this.hourly.get(hourId) ?? null;
+      if (hour === null) {
+        hour = [this.hourStart, keyId, keyName, model, provider, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        this.hourly.set(hourId, hour);
+      }
+      this.lastHour = hour;
     }
     hour[5]++;
     hour[6] += call.inputTokens;
@@ -102,6 +111,8 @@ export class RunningTotals {
   discard(): void {
     this.daily.clear();
     this.hourly.clear();
+    this.lastDay = null;
+    this.lastHour = null;
   }
 
   private bucketsOf(time: number): void {
