@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainChunkText } from '../../core/providers/openai/chunk-text.ts';
+import { PlainChunkReader, plainChunk, plainChunkText } from '../../core/providers/openai/chunk-text.ts';
 import { OpenAIStreamTranslator } from '../../core/providers/openai/stream.ts';
 
 /** What the translator read before the fast path: the first choice's delta.content, else its text, else ''. */
@@ -38,6 +38,29 @@ describe("plainChunkText (reading a chunk's text without JSON.parse)", () => {
     }
     // The plain content, role and finish chunks of every text above take the fast path.
     expect(answered).toBeGreaterThanOrEqual(texts.length * 2);
+  });
+
+  it("one stream's reader answers as plainChunk does, chunk by chunk, when the members before choices stay or change", () => {
+    const other = '"id":"chatcmpl-2","object":"chat.completion.chunk","created":2,"model":"gpt-4o"';
+    const moved = chunks.map((c) => c.replace(head, other));
+    // The reader matches from `choices` on after a chunk with the same start: a start that is a prefix of a
+    // longer one (more members), or garbage after it, must still be judged whole.
+    const tricky = [
+      `{${head},"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}`,
+      `{${head},"system_fingerprint":"fp","choices":[{"index":0,"delta":{"content":"b"},"finish_reason":null}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"c"},"finish_reason":null}],"usage":{"prompt_tokens":1}}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"d"},"finish_reason":null}],"usage":null}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"e"},"finish_reason":"stop"}]}`,
+      `{${head},"choices":[`,
+    ];
+    const reader = new PlainChunkReader();
+    let fastTail = 0;
+    for (const data of [...chunks, ...moved, ...tricky, ...chunks]) {
+      const expected = plainChunk(data);
+      expect(reader.read(data), data).toEqual(expected);
+      if (expected !== undefined) fastTail++;
+    }
+    expect(fastTail).toBeGreaterThan(texts.length * 4);
   });
 
   it('declines chunks that need the full parse (usage, errors, choices: [], garbage)', () => {

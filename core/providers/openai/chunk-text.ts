@@ -13,8 +13,14 @@ const MEMBER = '(?:"(?:id|object|model|system_fingerprint|service_tier|obfuscati
 const DELTA = `\\{(?:"role":"assistant"(?:,"content":(?:"${STRING_BODY}"|null))?|"content":(?:"${STRING_BODY}"|null))?(?:,"refusal":null)?\\}`;
 const CHOICE = `\\{"index":0,"delta":${DELTA}(?:,"logprobs":null)?,"finish_reason":(null|"[a-z_]+")\\}`;
 /** `"usage":null` may end the chunk (OpenAI writes it on every chunk once usage is asked for). */
-const PLAIN_CHUNK = new RegExp(`^\\{(?:${MEMBER},)*"choices":\\[${CHOICE}\\](?:,${MEMBER})*(,"usage":null)?\\}$`);
+const TAIL = `"choices":\\[${CHOICE}\\](?:,${MEMBER})*(,"usage":null)?\\}$`;
+/** Groups: 1 the members before `choices`, 2 or 3 the content, 4 the finish reason, 5 a trailing `"usage":null`. */
+const PLAIN_CHUNK = new RegExp(`^(\\{(?:${MEMBER},)*)${TAIL}`);
+/** The same from `choices` on, for a chunk whose members before it are those of a chunk already matched (group 1 empty). */
+const PLAIN_TAIL = new RegExp(`^()${TAIL}`);
 const USAGE_NULL_TAIL = ',"usage":null}';
+
+type PlainChunk = { json: string; text: string; finishes: boolean };
 
 export function plainChunkText(data: string): string | undefined {
   return plainChunk(data)?.text;
@@ -24,11 +30,35 @@ export function plainChunkText(data: string): string | undefined {
  * The chunk to relay (a trailing `"usage":null` cut: the gateway alone places usage), its text, and
  * whether its one choice (index 0) carries a finish reason; undefined when unsure.
  */
-export function plainChunk(data: string): { json: string; text: string; finishes: boolean } | undefined {
+export function plainChunk(data: string): PlainChunk | undefined {
   const m = PLAIN_CHUNK.exec(data);
-  if (m === null) return undefined;
-  const raw = m[1] ?? m[2];
+  return m === null ? undefined : fromMatch(data, m);
+}
+
+/**
+ * `plainChunk` for the chunks of one stream. They all start with the same members (id, object, created,
+ * model...), so once a chunk matched, a chunk that starts with the same text is matched from `choices` on:
+ * ~50 of the ~180 ns a chunk. Anything else is matched whole, as `plainChunk` does.
+ */
+export class PlainChunkReader {
+  #head: string | null = null;
+
+  read(data: string): PlainChunk | undefined {
+    const head = this.#head;
+    if (head !== null && data.length > head.length && data.slice(0, head.length) === head) {
+      const m = PLAIN_TAIL.exec(data.slice(head.length));
+      if (m !== null) return fromMatch(data, m);
+    }
+    const m = PLAIN_CHUNK.exec(data);
+    if (m === null) return undefined;
+    this.#head = m[1];
+    return fromMatch(data, m);
+  }
+}
+
+function fromMatch(data: string, m: RegExpExecArray): PlainChunk | undefined {
+  const raw = m[2] ?? m[3];
   const text = raw === undefined ? '' : decodeStringBody(raw);
   if (text === undefined) return undefined;
-  return { json: m[4] === undefined ? data : `${data.slice(0, -USAGE_NULL_TAIL.length)}}`, text, finishes: m[3] !== 'null' };
+  return { json: m[5] === undefined ? data : `${data.slice(0, -USAGE_NULL_TAIL.length)}}`, text, finishes: m[4] !== 'null' };
 }

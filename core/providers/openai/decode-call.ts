@@ -7,7 +7,7 @@ import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import type { CallEvent, CallResult, ContentPart, FinishReason, OpaqueData } from '../../pipeline/call-model.ts';
 import type { Frame, FrameDecoder, SseEvent } from '../types.ts';
-import { plainChunk } from './chunk-text.ts';
+import { PlainChunkReader } from './chunk-text.ts';
 import { failureFromErrorObject } from './errors.ts';
 import { thoughtSignatureOf } from '../gemini/tool-ids.ts';
 
@@ -84,6 +84,7 @@ export class OpenAIFrameDecoder implements FrameDecoder {
   private ended = false;
   private usage: Usage | null = null;
   private readonly choices = new Map<number, ChoiceState>();
+  private readonly plain = new PlainChunkReader();
   private readonly mapName: (n: string) => string;
 
   constructor(mapName: (n: string) => string = (n) => n) {
@@ -95,7 +96,7 @@ export class OpenAIFrameDecoder implements FrameDecoder {
     if (ev.data === '[DONE]') return this.complete();
     // A plain content chunk of a started stream (one choice, no finish, no usage): its text, without a parse.
     const st0 = this.started ? this.choices.get(0) : undefined;
-    const plain = st0 !== undefined ? plainChunk(ev.data) : undefined;
+    const plain = st0 !== undefined ? this.plain.read(ev.data) : undefined;
     if (st0 !== undefined && plain !== undefined && !plain.finishes) {
       if (plain.text === '') return [];
       const out: Frame[] = [];

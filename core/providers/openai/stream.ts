@@ -6,7 +6,7 @@
 import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import type { StreamPiece, StreamTranslator, SseEvent } from '../types.ts';
-import { plainChunk } from './chunk-text.ts';
+import { PlainChunkReader } from './chunk-text.ts';
 import { failureFromErrorObject } from './errors.ts';
 
 interface ChunkShape {
@@ -40,6 +40,7 @@ export class OpenAIStreamTranslator implements StreamTranslator {
   /** A standard `usage` report, when one comes, wins over Groq's `x_groq.usage`. */
   private usageFromGroq = false;
   private ended = false;
+  private readonly plain = new PlainChunkReader();
 
   push(ev: SseEvent): StreamPiece[] {
     if (this.ended) return [];
@@ -47,7 +48,7 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     if (data === '[DONE]') return this.complete();
     // The common chunk (no usage, no error) is relayed as sent: only its text is read, without a parse.
     // With usage asked for, OpenAI ends each such chunk with `"usage":null`: cut as text (below), the same.
-    const plain = plainChunk(data);
+    const plain = this.plain.read(data);
     if (plain !== undefined) return [{ kind: 'chunk', json: plain.json, text: plain.text }];
     let chunk: ChunkShape;
     try {
