@@ -72,6 +72,11 @@ export class SseParser {
 
   private line(line: string): void {
     if (line.charCodeAt(0) === 58) return; // ':' comment / keep-alive
+    // `data:` (nearly every line of a stream): its value without slicing out the field name first.
+    if (line.charCodeAt(4) === 58 && line.charCodeAt(0) === 100 && line.charCodeAt(1) === 97 && line.charCodeAt(2) === 116 && line.charCodeAt(3) === 97) {
+      this.dataLines.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
+      return;
+    }
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
@@ -85,7 +90,8 @@ export class SseParser {
       this.eventName = null;
       return null;
     }
-    const ev: SseEvent = { event: this.eventName, data: this.dataLines.join('\n') };
+    // One data line (nearly every event): no join.
+    const ev: SseEvent = { event: this.eventName, data: this.dataLines.length === 1 ? this.dataLines[0] : this.dataLines.join('\n') };
     this.dataLines = [];
     this.eventName = null;
     return ev;

@@ -47,6 +47,18 @@ describe('SseParser', () => {
     );
   });
 
+  it('reads `data` fields written every way the rules allow, and no other field as data', () => {
+    const text = 'data:x\n\ndata:  two spaces\n\ndata\n\ndatum: no\ndata: y\n\ndata:\n\nevent: e\ndata: {"a":1}\ndata: more\n\n';
+    expect(parse(text, [])).toEqual([
+      { event: null, data: 'x' },
+      { event: null, data: ' two spaces' },
+      { event: null, data: '' },
+      { event: null, data: 'y' },
+      { event: null, data: '' },
+      { event: 'e', data: '{"a":1}\nmore' },
+    ]);
+  });
+
   it('a final event without its blank line still counts', () => {
     expect(parse('data: a\n\ndata: b', [])).toEqual([{ event: null, data: 'a' }, { event: null, data: 'b' }]);
   });
