@@ -91,6 +91,12 @@ describe('usage.cost spliced into the upstream answer', () => {
     expect(spliceUsageCost('{"usage":{"cost":1}}', { cost: 1 }, 0.5)).toBeNull();
     expect(spliceUsageCost('{"a":{"usage":{}},"usage":{}}', {}, 0.5)).toBeNull();
     expect(spliceUsageCost('{"\\u0075sage":{"x":1},"b":{"usage":{}}}', { x: 1 }, 0.5)).toBeNull();
+    // A second key found after the first, however far, and whatever comes between.
+    expect(spliceUsageCost('{"usage":{},"content":"a usage\\":x usage": z","b":{"usage":{}}}', {}, 0.5)).toBeNull();
+  });
+
+  it('counts only whole `"usage":` keys: `usage":` after anything but a quote is not one', () => {
+    expect(spliceUsageCost('{"myusage":1,"content":"usage\\":","usage":{"n":1}}', { n: 1 }, 0.5)).toBe('{"myusage":1,"content":"usage\\":","usage":{"n":1,"cost":0.5}}');
   });
 
   it('splices without re-reading the usage when no key can be escaped, and checks it when one can', () => {
