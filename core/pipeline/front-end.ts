@@ -30,6 +30,8 @@ export interface StreamEnd {
   estimated: boolean;
   /** A native pass-through's own usage object or chunk as the upstream sent it, when one came. */
   upstreamUsage?: Record<string, unknown>;
+  /** That chunk's text as the upstream wrote it, when it can be relayed as written (OpenAI's own `choices: []` chunk). */
+  upstreamUsageText?: string;
 }
 
 /** Turns a call's events into the protocol's SSE text, one event at a time. */

@@ -30,6 +30,8 @@ export class Relay {
   text = '';
   usage: Usage | null = null;
   upstreamUsage: Record<string, unknown> | null = null;
+  /** That chunk's text, when it can go out as the upstream wrote it. */
+  upstreamUsageText: string | null = null;
   private started = false;
   /** What the frames of the current upstream read rendered: written in one go by `flush()` (one write per read, not per event). */
   private out = '';
@@ -96,7 +98,10 @@ export class Relay {
         return;
       case 'usage':
         this.usage = f.usage;
-        if (f.raw) this.upstreamUsage = f.raw;
+        if (f.raw) {
+          this.upstreamUsage = f.raw;
+          this.upstreamUsageText = f.rawText ?? null;
+        }
         return;
       case 'error': {
         if (f.raw) {

@@ -137,7 +137,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   if (typeof tier === 'string') usage = { ...usage, serviceTier: tier };
   const settled = settleUsage(ctx, candidate, usage);
   // Clamped counts (impossible ones the upstream sent) are the gateway's: the client sees those, not the upstream's.
-  const closing = renderer.end({ usage: settled, costUsd: record.priced.costUsd, estimated: settled.estimated || settled.clamped === true, ...(relay.upstreamUsage ? { upstreamUsage: relay.upstreamUsage } : {}) });
+  const closing = renderer.end({ usage: settled, costUsd: record.priced.costUsd, estimated: settled.estimated || settled.clamped === true, ...(relay.upstreamUsage ? { upstreamUsage: relay.upstreamUsage } : {}), ...(relay.upstreamUsageText === null ? {} : { upstreamUsageText: relay.upstreamUsageText }) });
   relay.endWith(closing);
   record.responseBody = relay.text;
 }

@@ -89,8 +89,11 @@ export interface UpstreamFailure {
 export type StreamPiece =
   /** An OpenAI `chat.completion.chunk`, serialised, without any `usage` field. `text` is its content delta (for estimates). */
   | { kind: 'chunk'; json: string; text: string }
-  /** The usage of the whole call; `chunk` is the `choices: []` usage chunk to send if the client asked. */
-  | { kind: 'usage'; usage: Usage; chunk: Record<string, unknown> }
+  /**
+   * The usage of the whole call; `chunk` is the `choices: []` usage chunk to send if the client asked, and `text`
+   * that chunk as the upstream wrote it, when it can go out as written (with `cost` spliced in).
+   */
+  | { kind: 'usage'; usage: Usage; chunk: Record<string, unknown>; text?: string }
   /** The upstream reported an error inside the stream. */
   | { kind: 'error'; failure: UpstreamFailure }
   /** The upstream said the stream is complete (`[DONE]`, `message_stop`, final Gemini event). */
@@ -112,8 +115,11 @@ export type Frame =
   | { kind: 'event'; event: CallEvent }
   /** A native frame: `data` (and its `event:` name) written to the client as-is; `text` is its visible text (for estimates). */
   | { kind: 'raw'; data: string; event?: string; text: string; good: boolean }
-  /** The usage of the whole call so far; `raw` is the upstream's own usage object or chunk, when a native renderer wants it. */
-  | { kind: 'usage'; usage: Usage; raw?: Record<string, unknown> }
+  /**
+   * The usage of the whole call so far; `raw` is the upstream's own usage object or chunk, when a native renderer
+   * wants it, and `rawText` that chunk's text as the upstream wrote it, when it can go out as written.
+   */
+  | { kind: 'usage'; usage: Usage; raw?: Record<string, unknown>; rawText?: string }
   /** The upstream reported an error in the stream; `raw` is its native event text, relayed verbatim by a pass-through. */
   | { kind: 'error'; failure: UpstreamFailure; raw?: { event?: string; data: string } }
   | { kind: 'end' };

@@ -39,7 +39,7 @@ function toFrame(p: StreamPiece): Frame {
     case 'chunk':
       return { kind: 'raw', data: p.json, text: p.text, good: true };
     case 'usage':
-      return { kind: 'usage', usage: p.usage, raw: p.chunk };
+      return { kind: 'usage', usage: p.usage, raw: p.chunk, ...(p.text === undefined ? {} : { rawText: p.text }) };
     case 'error':
       return { kind: 'error', failure: p.failure };
     case 'end':

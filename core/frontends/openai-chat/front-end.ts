@@ -12,6 +12,7 @@ import type { FrontEnd, ResponseMeta, StreamEnd, StreamRenderer } from '../../pi
 import type { ChatRequest } from '../../providers/types.ts';
 import { validateChatRequest } from '../../gateway/chat-validate.ts';
 import { parseChatRequest } from './parse.ts';
+import { spliceUsageCost } from './cost-splice.ts';
 import { ChatChunkWriter, renderChatCompletion } from './render.ts';
 
 export function openAIErrorResponse(err: GatewayError): { status: number; headers: Record<string, string>; body: string } {
@@ -43,6 +44,12 @@ export class ChatStreamRenderer implements StreamRenderer {
   end(info: StreamEnd): string {
     if (!this.wantsUsage) return 'data: [DONE]\n\n';
     const upstream = info.upstreamUsage;
+    // The upstream's own usage chunk, its counts kept: it goes out as written, `cost` added to its `usage`.
+    const reported = upstream?.usage;
+    if (info.upstreamUsageText !== undefined && reported !== null && typeof reported === 'object' && !info.estimated && info.usage && info.costUsd !== null) {
+      const spliced = spliceUsageCost(info.upstreamUsageText, reported as Record<string, unknown>, info.costUsd);
+      if (spliced !== null) return `data: ${spliced}\n\ndata: [DONE]\n\n`;
+    }
     const chunk: Record<string, unknown> = upstream ? { ...upstream } : { ...this.template(), choices: [] };
     const u = upstream && !info.estimated && info.usage ? { ...(upstream.usage as Record<string, unknown>) } : info.usage ? toOpenAIUsage(info.usage) : {};
     chunk.usage = u;

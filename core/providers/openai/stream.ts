@@ -37,6 +37,8 @@ const USAGE_NULL_TAIL = ',"usage":null}';
 export class OpenAIStreamTranslator implements StreamTranslator {
   private usage: Usage | null = null;
   private usageChunk: Record<string, unknown> | null = null;
+  /** The usage chunk's text, when the upstream's chunk is already what goes out (its own `choices: []`, no Groq field). */
+  private usageText: string | null = null;
   /** A standard `usage` report, when one comes, wins over Groq's `x_groq.usage`. */
   private usageFromGroq = false;
   private ended = false;
@@ -65,10 +67,12 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     if (hasUsageKey && chunk.usage) {
       this.usage = fromOpenAIUsage(chunk.usage);
       this.usageChunk = { ...chunk, choices: [] };
+      this.usageText = !hadGroqUsage && Array.isArray(choices) && choices.length === 0 ? data : null;
       this.usageFromGroq = false;
     } else if (groqUsage !== undefined && (this.usage === null || this.usageFromGroq)) {
       this.usage = fromOpenAIUsage(groqUsage);
       this.usageChunk = { ...chunk, choices: [], usage: groqUsage };
+      this.usageText = null;
       this.usageFromGroq = true;
     }
     if (!Array.isArray(choices) || choices.length === 0) return [];
@@ -93,7 +97,9 @@ export class OpenAIStreamTranslator implements StreamTranslator {
   private complete(): StreamPiece[] {
     this.ended = true;
     const pieces: StreamPiece[] = [];
-    if (this.usage && this.usageChunk) pieces.push({ kind: 'usage', usage: this.usage, chunk: this.usageChunk });
+    if (this.usage && this.usageChunk) {
+      pieces.push({ kind: 'usage', usage: this.usage, chunk: this.usageChunk, ...(this.usageText === null ? {} : { text: this.usageText }) });
+    }
     pieces.push({ kind: 'end' });
     return pieces;
   }
