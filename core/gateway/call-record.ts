@@ -74,6 +74,8 @@ export class CallRecord {
   requestBody: string | null = null;
   /** The client's bytes, for a request body large enough to be cut (server.ts, `recordRequestBody`); `requestBody` is then null. */
   requestBytes: Uint8Array | null = null;
+  /** The body's whole length, when `requestBytes` holds only the start the audit row can keep. */
+  requestBytesTotal: number | null = null;
   responseBody: string | null = null;
   secrets: Array<string | null> = [];
   /** Set by a handler whose response already went out but ended badly (an error event mid-stream). */
@@ -146,6 +148,7 @@ export class CallRecord {
       // same keys (unset ones undefined), not spreads of optional ones: one shape for what reads rows after.
       requestBody: storeBodies ? this.requestBody : null,
       requestBytes: storeBodies && this.requestBytes ? this.requestBytes : undefined,
+      requestBytesTotal: storeBodies && this.requestBytes && this.requestBytesTotal !== null ? this.requestBytesTotal : undefined,
       responseBody: storeBodies ? this.responseBody : null,
       bodySecrets: storeBodies ? this.secrets.filter((s): s is string => typeof s === 'string') : undefined,
     };

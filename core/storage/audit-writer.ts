@@ -242,7 +242,7 @@ export class AuditWriter {
       row.errorMessage, row.stream ? 1 : 0, inputTokens, outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens,
       costUsd, row.pricing, row.priceVersion, int(row.latencyMs), row.ttftMs == null ? null : int(row.ttftMs), int(row.attempts),
       typeof row.attemptsJson === 'string' ? row.attemptsJson : '[]',
-      storedBody(row.requestBytes ?? row.requestBody, row.bodySecrets, this.maxBodyBytes),
+      storedBody(row.requestBytes ?? row.requestBody, row.bodySecrets, this.maxBodyBytes, row.requestBytesTotal),
       storedBody(row.responseBody, row.bodySecrets, this.maxBodyBytes),
       typeof row.userAgent === 'string' ? row.userAgent.slice(0, 512) : null,
       typeof row.sessionId === 'string' ? row.sessionId.slice(0, 200) : null,

@@ -37,6 +37,7 @@ export type CallRowTuple = [
   userAgent: CallRow['userAgent'],
   sessionId: CallRow['sessionId'],
   replayed: CallRow['replayed'],
+  requestBytesTotal: CallRow['requestBytesTotal'],
 ];
 
 export function rowToTuple(r: CallRow): CallRowTuple {
@@ -44,7 +45,7 @@ export function rowToTuple(r: CallRow): CallRowTuple {
     r.id, r.time, r.keyId, r.keyName, r.endpoint, r.modelRequested, r.model, r.provider, r.status, r.errorType, r.errorMessage,
     r.stream, r.inputTokens, r.outputTokens, r.cachedTokens, r.cacheWriteTokens, r.reasoningTokens, r.costUsd, r.pricing,
     r.priceVersion, r.latencyMs, r.ttftMs, r.attempts, r.attemptsJson, r.requestBody, r.requestBytes, r.responseBody,
-    r.bodySecrets, r.userAgent, r.sessionId, r.replayed,
+    r.bodySecrets, r.userAgent, r.sessionId, r.replayed, r.requestBytesTotal,
   ];
 }
 
@@ -53,7 +54,7 @@ export function tupleToRow(t: CallRowTuple): CallRow {
   const [
     id, time, keyId, keyName, endpoint, modelRequested, model, provider, status, errorType, errorMessage, stream, inputTokens,
     outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens, costUsd, pricing, priceVersion, latencyMs, ttftMs, attempts,
-    attemptsJson, requestBody, requestBytes, responseBody, bodySecrets, userAgent, sessionId, replayed,
+    attemptsJson, requestBody, requestBytes, responseBody, bodySecrets, userAgent, sessionId, replayed, requestBytesTotal,
   ] = t;
   const row: CallRow = {
     id, time, keyId, keyName, endpoint, modelRequested, model, provider, status, errorType, errorMessage, stream, inputTokens,
@@ -65,5 +66,6 @@ export function tupleToRow(t: CallRowTuple): CallRow {
   if (userAgent !== undefined) row.userAgent = userAgent;
   if (sessionId !== undefined) row.sessionId = sessionId;
   if (replayed !== undefined) row.replayed = replayed;
+  if (requestBytesTotal !== undefined) row.requestBytesTotal = requestBytesTotal;
   return row;
 }

@@ -45,6 +45,11 @@ export interface CallRow {
    * stores bytes without measuring and encoding the text again (~30 µs at 100 KB on its thread).
    */
   requestBytes?: Uint8Array;
+  /**
+   * The request body's whole length when `requestBytes` holds only its start: of a body over the cap, only the
+   * part that can be stored crosses to the audit thread (a 100 KB prompt was copied there whole, twice).
+   */
+  requestBytesTotal?: number;
   responseBody: string | null;
   /**
    * Set when the bodies come raw: the writer cuts them to `MAX_BODY_BYTES`, removes these secrets and

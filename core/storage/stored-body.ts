@@ -10,9 +10,10 @@ import { scrubSecrets } from '../gateway/scrub.ts';
 /** Room kept under the cap for the truncation marker, so a stored body never exceeds the cap. */
 export const MARKER_RESERVE_BYTES = 64;
 
-export function storedBody(body: string | Uint8Array | null, secrets: readonly string[] | undefined, maxBytes: number): string | Buffer | null {
+/** `bytesTotal`: the body's whole length in bytes, when `body` (bytes) holds only its start. */
+export function storedBody(body: string | Uint8Array | null, secrets: readonly string[] | undefined, maxBytes: number, bytesTotal?: number): string | Buffer | null {
   if (body === null) return null;
-  if (typeof body !== 'string') return fromBytes(Buffer.from(body.buffer, body.byteOffset, body.byteLength), body.byteLength, secrets, maxBytes);
+  if (typeof body !== 'string') return fromBytes(Buffer.from(body.buffer, body.byteOffset, body.byteLength), bytesTotal ?? body.byteLength, secrets, maxBytes);
   // A UTF-16 unit is at most 3 UTF-8 bytes: a short body needs no byte count and is bound as the string it is.
   if (body.length * 3 <= maxBytes) {
     const text = secrets ? scrubSecrets(body, secrets) : body;

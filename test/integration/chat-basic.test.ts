@@ -224,6 +224,12 @@ describe('audit rows', () => {
       expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(64 * 1024);
       expect(Buffer.byteLength(cut)).toBeGreaterThan(64 * 1024 - 100);
       expect(cut).toMatch(/é-€-…\[truncated \d+ bytes\]$|…\[truncated \d+ bytes\]$/);
+      // The marker counts from the whole body, though only its first 64 KiB crossed to the audit thread: what is
+      // kept (before the two secrets became `[redacted]`) and what was cut add up to the bytes the client sent.
+      const marker = /…\[truncated (\d+) bytes\]$/.exec(cut);
+      const keptBeforeScrub = Buffer.byteLength(cut.slice(0, marker?.index)) + UPSTREAM_SECRET.length + keyShaped.length - 2 * '[redacted]'.length;
+      const sentBytes = Buffer.byteLength(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: huge }] }));
+      expect(keptBeforeScrub + Number(marker?.[1])).toBe(sentBytes);
       expect(cut).toContain('here is my key [redacted] and another [redacted], café ☕');
       expect(cut).not.toContain('\uFFFD');
       for (const body of [whole, cut]) {

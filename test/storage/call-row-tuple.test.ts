@@ -10,7 +10,7 @@ const full: Required<CallRow> = {
   inputTokens: 11, outputTokens: 12, cachedTokens: 13, cacheWriteTokens: 14, reasoningTokens: 15, costUsd: 0.25, pricing: 'estimated',
   priceVersion: 'v9', latencyMs: 16, ttftMs: 17, attempts: 2, attemptsJson: '[{"provider":"openai"}]', requestBody: '{"a":1}',
   requestBytes: new Uint8Array([123, 125]), responseBody: '{"b":2}', bodySecrets: ['sk-secret-value-1234567'], userAgent: 'ua/1',
-  sessionId: 'sess-1', replayed: true,
+  sessionId: 'sess-1', replayed: true, requestBytesTotal: 70_000,
 };
 
 it('carries every field of a row, each in its place', () => {
@@ -20,7 +20,7 @@ it('carries every field of a row, each in its place', () => {
 });
 
 it('leaves absent optional fields absent', () => {
-  const { requestBytes: _b, bodySecrets: _s, userAgent: _u, sessionId: _i, replayed: _r, ...plain } = full;
+  const { requestBytes: _b, requestBytesTotal: _t, bodySecrets: _s, userAgent: _u, sessionId: _i, replayed: _r, ...plain } = full;
   const back = tupleToRow(structuredClone(rowToTuple(plain)));
   expect(back).toEqual(plain);
   expect('requestBytes' in back || 'bodySecrets' in back || 'userAgent' in back || 'sessionId' in back || 'replayed' in back).toBe(false);

@@ -186,8 +186,8 @@ export class PgAuditWriter implements AuditSink {
 }
 
 // PostgreSQL text cannot hold NUL, which a binary upload's body may: it is stored as U+FFFD.
-function cap(body: string | Uint8Array | null, secrets: string[] | undefined): string | null {
-  const stored = storedBody(body, secrets, MAX_BODY_BYTES);
+function cap(body: string | Uint8Array | null, secrets: string[] | undefined, total?: number): string | null {
+  const stored = storedBody(body, secrets, MAX_BODY_BYTES, total);
   return stored === null ? null : (typeof stored === 'string' ? stored : stored.toString('utf8')).replaceAll('\u0000', '\uFFFD');
 }
 
@@ -196,7 +196,7 @@ function rowValues(r: CallRow): Value[] {
     r.id, r.time, r.keyId, r.keyName, r.endpoint, r.modelRequested, r.model, r.provider, r.status, r.errorType,
     r.errorMessage?.replaceAll('\u0000', '\uFFFD') ?? null, r.stream ? 1 : 0, r.inputTokens, r.outputTokens, r.cachedTokens, r.cacheWriteTokens, r.reasoningTokens,
     finiteOrNull(r.costUsd), r.pricing, r.priceVersion, Math.round(r.latencyMs), r.ttftMs === null ? null : Math.round(r.ttftMs), r.attempts, r.attemptsJson,
-    cap(r.requestBytes ?? r.requestBody, r.bodySecrets), cap(r.responseBody, r.bodySecrets), r.userAgent ?? null, r.sessionId ?? null, r.replayed ? 1 : 0,
+    cap(r.requestBytes ?? r.requestBody, r.bodySecrets, r.requestBytesTotal), cap(r.responseBody, r.bodySecrets), r.userAgent ?? null, r.sessionId ?? null, r.replayed ? 1 : 0,
   ];
 }
 
