@@ -41,7 +41,6 @@ export const DEFAULT_MAX_BATCH = 500;
 export const DEFAULT_MAX_QUEUE = 50_000;
 export const MAX_BODY_BYTES = 64 * 1024;
 
-
 export class AuditWriter {
   private readonly flushIntervalMs: number;
   private readonly maxBatch: number;

@@ -16,12 +16,13 @@ import { runLoad } from './load.ts';
 import type { LoadResult } from './load.ts';
 import type { IdleSpellResult } from './results.ts';
 import { serverPids } from './server.ts';
+import { chatProvider } from './targets.ts';
 
 export const idleSpellScenario: Scenario = {
   name: 'idle',
   run: async (ctx) => {
     const seconds = ctx.cfg.idleSeconds;
-    const gw = await startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${ctx.upBase}/v1`, priority: 1 }], cpu: ctx.serverCpu });
+    const gw = await startGatewayProcess({ providers: chatProvider(ctx), cpu: ctx.serverCpu });
     const window = (api: Api): Promise<LoadResult> =>
       runLoad(loadSpec(ctx, gw.url, false, gw.headers, api, { mainPid: gw.mainPid, pids: () => serverPids(gw) }));
     try {

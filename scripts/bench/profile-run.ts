@@ -13,6 +13,7 @@ import { runLoad } from './load.ts';
 import { describeLoad } from './measure.ts';
 import { summarizeProfile } from './profile.ts';
 import { serverPids } from './server.ts';
+import { chatProvider } from './targets.ts';
 
 export const profileScenario: Scenario = {
   name: 'profile',
@@ -21,7 +22,7 @@ export const profileScenario: Scenario = {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     try {
-      const gw = await startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${ctx.upBase}/v1`, priority: 1 }], cpu: ctx.serverCpu, inspectable: true });
+      const gw = await startGatewayProcess({ providers: chatProvider(ctx), cpu: ctx.serverCpu, inspectable: true });
       try {
         const runs = [
           { mode: 'non-stream', stream: false, api: CHAT, file: 'gateway-non-stream' },

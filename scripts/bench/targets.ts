@@ -24,7 +24,6 @@ export const directScenario: Scenario = {
   },
 };
 
-/** A pass-through proxy script run as `node SCRIPT --port N --target UPSTREAM` with a `/healthz` route. */
 /** One of the bench's own proxies (`script` in scripts/bench/) in front of the fake upstream, pinned to the servers' core. */
 export async function startProxy(ctx: BenchContext, name: string, script: string): Promise<ServerUnderTest & { port: number }> {
   const port = await freePort();
@@ -33,6 +32,7 @@ export async function startProxy(ctx: BenchContext, name: string, script: string
   return { url: `http://127.0.0.1:${port}`, port, headers: {}, ...ready, stop: () => child.stop() };
 }
 
+/** A pass-through proxy script run as `node SCRIPT --port N --target UPSTREAM` with a `/healthz` route. */
 function proxyScenario(name: string, label: string, script: string, note: string): Scenario {
   return {
     name,
@@ -102,7 +102,8 @@ function gatewayScenario(row: GatewayRow): Scenario {
   };
 }
 
-const chatProvider = (ctx: BenchContext): BenchProvider[] => [{ name: 'bench-upstream', baseUrl: `${ctx.upBase}/v1`, priority: 1 }];
+/** The one openai-compatible provider on the fake upstream that the chat rows (and the scenarios with a gateway of their own) use. */
+export const chatProvider = (ctx: BenchContext): BenchProvider[] => [{ name: 'bench-upstream', baseUrl: `${ctx.upBase}/v1`, priority: 1 }];
 
 export const gatewayChatScenario = gatewayScenario({
   name: TARGET.gateway,

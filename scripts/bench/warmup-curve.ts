@@ -13,7 +13,7 @@ import { runLoad } from './load.ts';
 import type { CurveWindow, WarmupCurveResult } from './results.ts';
 import { serverPids } from './server.ts';
 import type { ServerUnderTest } from './server.ts';
-import { startProxy } from './targets.ts';
+import { chatProvider, startProxy } from './targets.ts';
 import { THREAD_GROUPS } from './thread-cpu.ts';
 import type { ThreadGroup } from './thread-cpu.ts';
 
@@ -25,9 +25,7 @@ export const warmupCurveScenario: Scenario = {
   name: 'warmup',
   run: async (ctx) => {
     const lean = await curveOf(ctx, 'lean floor', () => startProxy(ctx, 'lean-curve', 'lean-proxy.ts'));
-    const gateway = await curveOf(ctx, 'gateway', () =>
-      startGatewayProcess({ providers: [{ name: 'bench-upstream', baseUrl: `${ctx.upBase}/v1`, priority: 1 }], cpu: ctx.serverCpu }),
-    );
+    const gateway = await curveOf(ctx, 'gateway', () => startGatewayProcess({ providers: chatProvider(ctx), cpu: ctx.serverCpu }));
     if (!lean || !gateway) return;
     const n = lean.length;
     const steady = compare(lean.slice(n - STEADY_SECONDS), gateway.slice(n - STEADY_SECONDS));
