@@ -7,6 +7,7 @@
  * seen, so a model a provider lists after this file was written still counts, and orders them: it
  * reads the version and date out of the id itself.
  */
+import { escapeRegExp } from '../regexp-literal.ts';
 
 /** Where an id sits inside its family. */
 export interface FamilyKey {
@@ -34,11 +35,10 @@ export interface GenericFamily {
 const num = (s: string | undefined): number | undefined => (s === undefined ? undefined : Number(s));
 const ymd = (y: string | undefined, m: string | undefined, d: string | undefined): number | null =>
   y !== undefined && m !== undefined && d !== undefined ? Number(`${y}${m}${d}`) : null;
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** One model and its dated snapshots, OpenAI style: `o3`, `o3-2025-04-16` (OpenRouter writes `o3-20250416`). */
 function snapshots(base: string): GenericFamily['parse'] {
-  const re = new RegExp(`^${escape(base)}(?:-(\\d{4})-?(\\d{2})-?(\\d{2}))?$`, 'i');
+  const re = new RegExp(`^${escapeRegExp(base)}(?:-(\\d{4})-?(\\d{2})-?(\\d{2}))?$`, 'i');
   return (id) => {
     const m = re.exec(id);
     return m ? { version: [], preview: false, stamp: ymd(m[1], m[2], m[3]) } : null;
@@ -47,7 +47,7 @@ function snapshots(base: string): GenericFamily['parse'] {
 
 /** A versioned OpenAI series: `gpt-5`, `gpt-5.1`, `gpt-5.4-2026-03-05`; `suffix` picks the size (`-mini`). */
 function openaiSeries(major: number, suffix: string): GenericFamily['parse'] {
-  const re = new RegExp(`^gpt-${major}(?:\\.(\\d+))?${escape(suffix)}(?:-(\\d{4})-?(\\d{2})-?(\\d{2}))?$`, 'i');
+  const re = new RegExp(`^gpt-${major}(?:\\.(\\d+))?${escapeRegExp(suffix)}(?:-(\\d{4})-?(\\d{2})-?(\\d{2}))?$`, 'i');
   return (id) => {
     const m = re.exec(id);
     return m ? { version: [major, num(m[1]) ?? 0], preview: false, stamp: ymd(m[2], m[3], m[4]) } : null;
@@ -93,7 +93,7 @@ function gemini(tier: 'pro' | 'flash' | 'flash-lite'): GenericFamily['parse'] {
 
 /** Mistral's YYMM-dated snapshots: `mistral-large-2411`, and the `-latest` alias. */
 function mistralDated(base: string): GenericFamily['parse'] {
-  const re = new RegExp(`^${escape(base)}(?:-(\\d{4})|-latest)?$`, 'i');
+  const re = new RegExp(`^${escapeRegExp(base)}(?:-(\\d{4})|-latest)?$`, 'i');
   return (id) => {
     const m = re.exec(id);
     return m ? { version: [], preview: false, stamp: m[1] === undefined ? null : Number(m[1]) } : null;

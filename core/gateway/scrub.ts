@@ -1,4 +1,6 @@
 /** Removes secrets from text that may reach a client, a log or the audit table. */
+import { escapeRegExp } from '../regexp-literal.ts';
+
 // One pass over the text, not one per vendor: OpenAI, Anthropic (sk-ant-), OpenRouter (sk-or-) and our own
 // sk-gw- keys; Google (AIza), Groq (gsk_) and xAI (xai-).
 const KEY_SOURCE = 'sk-[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{20,}|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}';
@@ -36,4 +38,3 @@ function probeFor(secrets: ReadonlyArray<string | null | undefined>): RegExp {
   return probe;
 }
 
-const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
