@@ -29,6 +29,10 @@ const port = parentPort;
 if (port) {
   const data = workerData as AuditThreadData;
   const db = openDatabase(data.file);
+  // This connection only writes audit rows and their totals. The one CHECK they meet, `calls.pricing IN (...)`,
+  // made SQLite build and drop a temporary b-tree for every row (~1.3 µs of a ~7 µs insert); `AuditWriter`
+  // refuses a row with another pricing itself, as the constraint did.
+  db.pragma('ignore_check_constraints = ON');
   const reply = (r: AuditThreadReply): void => port.postMessage(r);
   const writer = new AuditWriter(db, { ...data.options, onError: (e) => reply({ type: 'error', message: String(storageErrorFor(e, data.file)) }) });
   const done = new Int32Array(data.done);

@@ -7,7 +7,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from './db.ts';
 import { Retention } from './retention.ts';
 import type { RetentionOptions } from './retention.ts';
-import type { CallRow } from './call-row.ts';
+import type { CallRow, Pricing } from './call-row.ts';
 import { CallInsert } from './call-insert.ts';
 import { RunningTotals } from './running-totals.ts';
 import { MARKER_RESERVE_BYTES, charBoundary, storedBody, truncationMarker } from './stored-body.ts';
@@ -40,6 +40,8 @@ export const DEFAULT_FLUSH_INTERVAL_MS = 200;
 export const DEFAULT_MAX_BATCH = 500;
 export const DEFAULT_MAX_QUEUE = 50_000;
 export const MAX_BODY_BYTES = 64 * 1024;
+
+const PRICINGS: ReadonlySet<string> = new Set<Pricing>(['priced', 'estimated', 'unpriced']);
 
 export class AuditWriter {
   private readonly flushIntervalMs: number;
@@ -227,6 +229,8 @@ export class AuditWriter {
   }
 
   private insertRow(row: CallRow): void {
+    // The schema's CHECK, kept here: the audit thread's connection does not evaluate CHECK constraints.
+    if (!PRICINGS.has(row.pricing)) throw new Error(`call ${row.id}: pricing ${JSON.stringify(row.pricing)} is not one of ${[...PRICINGS].join(', ')}`);
     const costUsd = typeof row.costUsd === 'number' && Number.isFinite(row.costUsd) ? row.costUsd : null;
     const time = int(row.time);
     const status = int(row.status);

@@ -167,3 +167,17 @@ it('a row the worker cannot read is reported and the rest of its batch is still 
   expect(count()).toBe(3);
   expect(errors).toEqual([expect.stringMatching(/an audit row could not be read/)]);
 });
+
+it('a row whose pricing the schema does not allow is refused on the worker (its connection skips CHECK constraints) and the rest of its batch is written', async () => {
+  const errors: string[] = [];
+  store.close();
+  store = Store.open(dir, { auditThread: true, audit: { onError: (e) => errors.push(String(e)) } });
+  const good = Array.from({ length: 2 }, () => row());
+  const bad = { ...row(), pricing: 'free' as CallRow['pricing'] };
+  for (const r of [good[0], bad, good[1]]) store.audit.record(r);
+  await store.audit.flushAsync();
+  expect(storedIds()).toEqual(idsOf(good));
+  expect(errors).toEqual([expect.stringMatching(new RegExp(`call ${bad.id}: pricing "free" is not one of priced, estimated, unpriced`))]);
+  // The request thread's own connection still enforces the schema's CHECK constraints.
+  expect(() => store.db.prepare("INSERT INTO calls (id, time, endpoint, status, pricing, latency_ms) VALUES ('req_x', 1, '/', 200, 'free', 1)").run()).toThrow(/CHECK constraint failed/);
+});
