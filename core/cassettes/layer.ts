@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import { admitReplay } from '../gateway/admission.ts';
 import { authenticate, bearerToken } from '../gateway/auth.ts';
+import { CallAbort } from '../gateway/call-abort.ts';
 import { CallRecord } from '../gateway/call-record.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
 import { cutByShutdown, refusedWhileDraining } from '../gateway/inflight.ts';
@@ -111,7 +112,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
     const facts = answerFacts(hit);
     record.model = hit.headers['x-gateway-model'] ?? null;
     record.provider = hit.headers['x-gateway-provider'] ?? null;
-    const ctx: RequestContext = { deps, req, res, requestId: call.requestId, key, record, abort: new AbortController(), baseHeaders: { ...call.headers } };
+    const ctx: RequestContext = { deps, req, res, requestId: call.requestId, key, record, abort: new CallAbort(), baseHeaders: { ...call.headers } };
     res.on('close', () => {
       if (!res.writableFinished) ctx.abort.abort();
     });

@@ -5,6 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { formatUsd } from '../pricing/cost.ts';
+import type { AbortWatch } from '../upstream/abort-watch.ts';
 import { chunkBytes, interactionBody } from './format.ts';
 import type { Interaction } from './format.ts';
 
@@ -20,7 +21,7 @@ function replayHeaders(i: Interaction, extra: Record<string, string>): Record<st
  * Resolves true when the whole answer was written; false when the client left or `signal` stopped it
  * (a stopping gateway cutting the call) before the end.
  */
-export async function writeReplay(res: ServerResponse, i: Interaction, extra: Record<string, string>, signal?: AbortSignal): Promise<boolean> {
+export async function writeReplay(res: ServerResponse, i: Interaction, extra: Record<string, string>, signal?: AbortWatch): Promise<boolean> {
   const headers = replayHeaders(i, extra);
   if (i.chunks === undefined) {
     const body = interactionBody(i);

@@ -1,6 +1,7 @@
 /** Per-request state shared by the handlers: identity, the audit record and client-abort tracking. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StoredKey } from '../storage/keys-repo.ts';
+import type { CallAbort } from './call-abort.ts';
 import type { CallRecord } from './call-record.ts';
 import type { GatewayDeps } from './deps.ts';
 import type { QueueWaitReporter } from '../upstream/queue-wait.ts';
@@ -13,7 +14,7 @@ export interface RequestContext {
   key: StoredKey;
   record: CallRecord;
   /** Aborted when the client closes the connection before we finished; cancels upstream work. */
-  abort: AbortController;
+  abort: CallAbort;
   /** Headers every response to this key carries (rate-limit state). */
   baseHeaders: Record<string, string>;
   /** The client's JSON body as sent, forwarded as-is to an upstream when no rewrite applies. */

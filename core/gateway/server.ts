@@ -11,6 +11,7 @@ import type { CallRow } from '../storage/audit-writer.ts';
 import { AttemptsFailed, ClientGone } from './attempts.ts';
 import { authenticate } from './auth.ts';
 import { handleBalance, handleBillingUsage, handleSubscription, handleUserInfo } from './billing-handler.ts';
+import { CallAbort } from './call-abort.ts';
 import { CallRecord } from './call-record.ts';
 import { handleChat } from '../frontends/openai-chat/handler.ts';
 import { handleResponses } from '../frontends/openai-responses/handler.ts';
@@ -161,7 +162,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
   }
 
   function context(req: IncomingMessage, res: ServerResponse, requestId: string, record: CallRecord, cors: Record<string, string>): RequestContext {
-    const abort = new AbortController();
+    const abort = new CallAbort();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });

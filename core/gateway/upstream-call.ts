@@ -2,6 +2,7 @@
 import type { ProviderAdapter, UpstreamRequest } from '../providers/types.ts';
 import { TransportError } from '../upstream/transport.ts';
 import type { Timeouts, UpstreamResponse } from '../upstream/transport.ts';
+import type { AbortWatch } from '../upstream/abort-watch.ts';
 import type { QueueWaitReporter } from '../upstream/queue-wait.ts';
 import type { AttemptFailure } from './attempts.ts';
 import { ClientGone } from './attempts.ts';
@@ -20,7 +21,7 @@ export async function sendToProvider(
   adapter: ProviderAdapter,
   req: UpstreamRequest,
   timeouts: Timeouts,
-  signal: AbortSignal,
+  signal: AbortWatch,
   onQueued?: QueueWaitReporter,
 ): Promise<Sent> {
   let res: UpstreamResponse;

@@ -3,6 +3,8 @@
  * ones wait in order, and a wait longer than the queue timeout fails instead of hanging for a whole
  * stream's length. undici's own queue has no timeout and says nothing, hence this.
  */
+import type { AbortWatch } from './abort-watch.ts';
+
 export class QueueTimeout extends Error {
   readonly origin: string;
   readonly waitedMs: number;
@@ -48,7 +50,7 @@ export class ConnectionGate {
   }
 
   /** Resolves with the time waited (ms) once a slot is held; `release` must be called exactly once after. */
-  acquire(signal?: AbortSignal): Promise<number> {
+  acquire(signal?: AbortWatch): Promise<number> {
     if (this.tryAcquire()) return Promise.resolve(0);
     const started = performance.now();
     return new Promise<number>((resolve, reject) => {

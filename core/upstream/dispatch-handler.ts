@@ -4,6 +4,7 @@
  * The caller's abort signal aborts the request at any point, before or after the headers.
  */
 import type { Dispatcher } from 'undici';
+import type { AbortWatch } from './abort-watch.ts';
 import { UpstreamBody } from './upstream-body.ts';
 
 export interface UpstreamAnswer {
@@ -16,7 +17,7 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler {
   readonly #resolve: (a: UpstreamAnswer) => void;
   readonly #reject: (err: unknown) => void;
   readonly #release: () => void;
-  readonly #signal: AbortSignal | undefined;
+  readonly #signal: AbortWatch | undefined;
   #controller: Dispatcher.DispatchController | null = null;
   #body: UpstreamBody | null = null;
   #settled = false;
@@ -26,7 +27,7 @@ export class UpstreamCallHandler implements Dispatcher.DispatchHandler {
   };
 
   /** `release` runs once, when the connection is free again (answer read, failed, or dropped). */
-  constructor(resolve: (a: UpstreamAnswer) => void, reject: (err: unknown) => void, release: () => void, signal?: AbortSignal) {
+  constructor(resolve: (a: UpstreamAnswer) => void, reject: (err: unknown) => void, release: () => void, signal?: AbortWatch) {
     this.#resolve = resolve;
     this.#reject = reject;
     this.#release = release;

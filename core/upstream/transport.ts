@@ -5,6 +5,7 @@
  */
 import type { Agent, Dispatcher } from 'undici';
 import type { UpstreamRequest } from '../providers/types.ts';
+import type { AbortWatch } from './abort-watch.ts';
 import { ConnectionGate, QueueTimeout } from './connection-gate.ts';
 import type { QueueWaitReporter } from './queue-wait.ts';
 import { undiciParts } from './undici-parts.ts';
@@ -84,7 +85,7 @@ export class Transport {
     return Object.fromEntries([...this.gates].map(([origin, gate]) => [origin, gate.stats()]));
   }
 
-  async send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortSignal, onQueued?: QueueWaitReporter): Promise<UpstreamResponse> {
+  async send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortWatch, onQueued?: QueueWaitReporter): Promise<UpstreamResponse> {
     const { origin, path, gate } = this.targetOf(req.url);
     let waited = 0;
     try {

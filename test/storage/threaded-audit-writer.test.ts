@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import type { CallRow } from '../../core/storage/audit-writer.ts';
 import { rowToTuple } from '../../core/storage/call-row-tuple.ts';
 import { Store } from '../../core/storage/index.ts';
@@ -175,8 +175,10 @@ it('a row whose pricing the schema does not allow is refused on the worker (its 
   const good = Array.from({ length: 2 }, () => row());
   const bad = { ...row(), pricing: 'free' as CallRow['pricing'] };
   for (const r of [good[0], bad, good[1]]) store.audit.record(r);
-  await store.audit.flushAsync();
+  store.audit.flush();
   expect(storedIds()).toEqual(idsOf(good));
+  // The worker's report comes as a message: this thread reads it once it turns.
+  await vi.waitFor(() => expect(errors).toHaveLength(1));
   expect(errors).toEqual([expect.stringMatching(new RegExp(`call ${bad.id}: pricing "free" is not one of priced, estimated, unpriced`))]);
   // The request thread's own connection still enforces the schema's CHECK constraints.
   expect(() => store.db.prepare("INSERT INTO calls (id, time, endpoint, status, pricing, latency_ms) VALUES ('req_x', 1, '/', 200, 'free', 1)").run()).toThrow(/CHECK constraint failed/);
