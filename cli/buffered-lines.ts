@@ -6,14 +6,17 @@
  *
  * Each line is encoded into the batch's buffer as it comes. Held as one string, the batch was a rope of a
  * few hundred lines that the write flattened and encoded at once, as UTF-16 since the call line has a `→`:
- * ~500 ns a line against ~300 here.
+ * ~500 ns a line against ~300 here. A line may also come in pieces, written one after the other: a piece without
+ * a character beyond Latin-1 is flattened and encoded as one byte a character, so the call line passes its `→`
+ * as a piece of its own (~100 ns less than the whole line as UTF-16).
  */
 const FLUSH_EVERY_MS = 10;
 const BATCH_BYTES = 64 * 1024;
 const NEWLINE = 10;
 
 export interface LineWriter {
-  line(text: string): void;
+  /** One line: a string, or its pieces in order. */
+  line(text: string | readonly string[]): void;
   flush(): void;
 }
 
@@ -34,16 +37,20 @@ export function bufferedLines(stream: NodeJS.WritableStream = process.stdout): L
   process.on('exit', flush);
   return {
     line(text) {
+      let units = 0;
+      if (typeof text === 'string') units = text.length;
+      else for (const piece of text) units += piece.length;
       // A UTF-16 unit is at most 3 bytes of UTF-8: the bound says whether the line fits without encoding it twice.
-      const most = text.length * 3 + 1;
+      const most = units * 3 + 1;
       if (most > BATCH_BYTES) {
         flush();
-        stream.write(`${text}\n`);
+        stream.write(`${typeof text === 'string' ? text : text.join('')}\n`);
         return;
       }
       if (batch !== null && used + most > BATCH_BYTES) flush();
       if (batch === null) batch = Buffer.allocUnsafe(BATCH_BYTES);
-      used += batch.write(text, used);
+      if (typeof text === 'string') used += batch.write(text, used);
+      else for (const piece of text) used += batch.write(piece, used);
       batch[used++] = NEWLINE;
       if (timer === null) {
         timer = setTimeout(flush, FLUSH_EVERY_MS);

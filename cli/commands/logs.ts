@@ -46,10 +46,18 @@ function costWords(c: LineCall): string {
   return `$${formatUsd(c.cost_usd)}${c.pricing === 'estimated' ? '~' : ''}`;
 }
 
-function callLine(time: string, c: LineCall): string {
+const ARROW = ' → ';
+
+/** The line's pieces: its `→` apart when it has one, so that the text on either side stays Latin-1 (see LineWriter). */
+function callLinePieces(time: string, c: LineCall): [string] | [string, string, string] {
+  const head = `${time} ${c.status} ${c.key ?? '-'} ${c.model_requested ?? '-'}`;
   const err = c.status >= 400 ? ` ${c.error_type ?? ''}: ${c.error_message ?? ''}` : '';
-  const stream = c.stream ? ' [stream]' : '';
-  return `${time} ${c.status} ${c.key ?? '-'} ${c.model_requested ?? '-'}${c.provider ? ` → ${c.provider}/${c.model}` : ''}${stream} in=${c.input_tokens} out=${c.output_tokens} ${costWords(c)}${c.replayed ? ' (replayed)' : ''} ${c.latency_ms}ms x${c.attempts} ${c.id}${err}`;
+  const rest = `${c.stream ? ' [stream]' : ''} in=${c.input_tokens} out=${c.output_tokens} ${costWords(c)}${c.replayed ? ' (replayed)' : ''} ${c.latency_ms}ms x${c.attempts} ${c.id}${err}`;
+  return c.provider ? [head, ARROW, `${c.provider}/${c.model}${rest}`] : [`${head}${rest}`];
+}
+
+function callLine(time: string, c: LineCall): string {
+  return callLinePieces(time, c).join('');
 }
 
 export function formatCallLine(c: CallJson): string {
@@ -61,8 +69,13 @@ export function formatCallLine(c: CallJson): string {
  * it is, not written as ISO text and parsed back (that round trip was ~1 µs a call).
  */
 export function formatRowLine(row: CallRow): string {
+  return rowLinePieces(row).join('');
+}
+
+/** `formatRowLine`'s line in pieces, for a `LineWriter`. */
+export function rowLinePieces(row: CallRow): readonly string[] {
   const time = localTimeOf(row.time);
-  return callLine(time, callJsonAt(row, time));
+  return callLinePieces(time, callJsonAt(row, time));
 }
 
 /**

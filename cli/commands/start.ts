@@ -17,7 +17,7 @@ import { catchStopSignals, onStopSignal, stopRequested } from '../stop-signals.t
 import { dataHome, note, out } from '../context.ts';
 import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
 import { offerInitOnFirstRun } from './init.ts';
-import { formatRowLine } from './logs.ts';
+import { rowLinePieces } from './logs.ts';
 
 const optsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).optional(),
@@ -136,7 +136,7 @@ export function registerStart(program: Command): void {
           onQuit: () => requestStop(),
         });
       } else {
-        gw.onCall((row) => callLines.line(formatRowLine(row)));
+        gw.onCall((row) => callLines.line(rowLinePieces(row)));
         gw.onAdminAction((action) => note(adminActionLine(action)));
       }
 

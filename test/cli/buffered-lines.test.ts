@@ -51,4 +51,17 @@ describe('bufferedLines', () => {
     expect(writes).toContain(`${huge}\n`);
     for (const w of writes) if (w !== `${huge}\n`) expect(Buffer.byteLength(w)).toBeLessThanOrEqual(64 * 1024);
   });
+
+  it('writes a line given in pieces as the pieces joined, in order with whole lines, within and beyond a batch', () => {
+    const { stream, writes } = sink();
+    const w = bufferedLines(stream);
+    const pieces = Array.from({ length: 1_500 }, (_, i) => [`${i} fast`, ' → ', `openai/gpt-4o-mini clé ${'x'.repeat(i % 90)}`]);
+    for (const [i, p] of pieces.entries()) w.line(i % 3 === 0 ? p.join('') : p);
+    const huge = ['big ', '→'.repeat(30_000)];
+    w.line(huge);
+    w.line(['after']);
+    w.flush();
+    expect(writes.length).toBeGreaterThan(2);
+    expect(writes.join('')).toBe(`${pieces.map((p) => p.join('')).join('\n')}\n${huge.join('')}\nafter\n`);
+  });
 });

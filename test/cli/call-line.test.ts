@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCallLine, formatRowLine } from '../../cli/commands/logs.ts';
+import { formatCallLine, formatRowLine, rowLinePieces } from '../../cli/commands/logs.ts';
 import { callToJson } from '../../core/call-json.ts';
 import type { CallRow } from '../../core/storage/call-row.ts';
 
@@ -46,6 +46,10 @@ describe('the per-call line of gateway start', () => {
     const row: CallRow = { ...base, ...change };
     const line = formatRowLine(row);
     expect(line).toBe(formatCallLine(callToJson(row)));
+    // `gateway start` writes it in pieces: only a `→` of its own may be beyond Latin-1.
+    const pieces = rowLinePieces(row);
+    expect(pieces.join('')).toBe(line);
+    expect(pieces.filter((p) => /[^\x00-\xff]/.test(p))).toEqual(row.provider ? [' → '] : []);
     expect(line).toContain(row.id);
   });
 
