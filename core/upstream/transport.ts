@@ -85,16 +85,28 @@ export class Transport {
     return Object.fromEntries([...this.gates].map(([origin, gate]) => [origin, gate.stats()]));
   }
 
-  async send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortWatch, onQueued?: QueueWaitReporter): Promise<UpstreamResponse> {
-    const { origin, path, gate } = this.targetOf(req.url);
-    let waited = 0;
+  /** The answer's status and headers once they come; fails with a `TransportError` when none comes. */
+  send(req: UpstreamRequest, timeouts: Timeouts, signal?: AbortWatch, onQueued?: QueueWaitReporter): Promise<UpstreamResponse> {
+    const target = this.targetOf(req.url);
+    // A free connection (the common case) is dispatched at once: no async function around the answer's promise.
+    if (target.gate.tryAcquire()) return this.#dispatch(target, req, timeouts, signal);
+    return this.#sendQueued(target, req, timeouts, signal, onQueued);
+  }
+
+  async #sendQueued(target: Target, req: UpstreamRequest, timeouts: Timeouts, signal: AbortWatch | undefined, onQueued: QueueWaitReporter | undefined): Promise<UpstreamResponse> {
+    let waited: number;
     try {
-      if (!gate.tryAcquire()) waited = await gate.acquire(signal);
+      waited = await target.gate.acquire(signal);
     } catch (err) {
       if (err instanceof QueueTimeout) throw new TransportError('timeout', 'GATEWAY_POOL_QUEUE_TIMEOUT', err.message);
       throw classifyTransportError(err);
     }
-    if (waited > 0) onQueued?.(waited, gate.origin);
+    if (waited > 0) onQueued?.(waited, target.gate.origin);
+    return this.#dispatch(target, req, timeouts, signal);
+  }
+
+  /** Sends on a connection the gate granted; the grant goes back once the answer is read, fails or is dropped. */
+  #dispatch({ origin, path, gate }: Target, req: UpstreamRequest, timeouts: Timeouts, signal: AbortWatch | undefined): Promise<UpstreamResponse> {
     let released = false;
     const release = () => {
       if (released) return;
@@ -103,24 +115,23 @@ export class Transport {
     };
     if (signal?.aborted) {
       release();
-      throw classifyTransportError(signal.reason);
+      return Promise.reject(classifyTransportError(signal.reason));
     }
-    try {
-      return await new Promise<UpstreamResponse>((resolve, reject) => {
-        const handler = new UpstreamCallHandler(resolve, reject, release, signal);
-        try {
-          this.agent.dispatch(
-            { origin, path, method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.bodyBytes ?? req.body, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs },
-            handler,
-          );
-        } catch (err) {
-          handler.fail(err);
-        }
-      });
-    } catch (err) {
-      release();
-      throw classifyTransportError(err);
-    }
+    return new Promise<UpstreamResponse>((resolve, reject) => {
+      const fail = (err: unknown): void => {
+        release();
+        reject(classifyTransportError(err));
+      };
+      const handler = new UpstreamCallHandler(resolve, fail, release, signal);
+      try {
+        this.agent.dispatch(
+          { origin, path, method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.bodyBytes ?? req.body, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.idleMs },
+          handler,
+        );
+      } catch (err) {
+        handler.fail(err);
+      }
+    });
   }
 
   private sizeFor(origin: string): number {
