@@ -37,7 +37,12 @@ export interface AuditWriterStats {
 export type CallRowListener = (row: CallRow) => void;
 
 export const DEFAULT_FLUSH_INTERVAL_MS = 200;
-export const DEFAULT_MAX_BATCH = 500;
+/**
+ * Each transaction writes again the last, partly filled pages of the table and its indexes (a WAL frame, then a
+ * checkpoint write, each): under load a batch of 2,000 rows (~200 ms at 10,000 calls/s) pays that a quarter as
+ * often per row as one of 500.
+ */
+export const DEFAULT_MAX_BATCH = 2000;
 export const DEFAULT_MAX_QUEUE = 50_000;
 export const MAX_BODY_BYTES = 64 * 1024;
 

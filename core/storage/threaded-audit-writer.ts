@@ -29,8 +29,13 @@ export interface AuditSink {
 }
 
 const FLUSH_WAIT_MS = 10_000;
-/** How long a row may wait on this thread before it is handed over, and how many make a full batch. */
-const POST_EVERY_MS = 5;
+/**
+ * How long a row may wait on this thread before it is handed over, and how many make a full batch. Each
+ * hand-over wakes the audit thread, which on a busy core preempts this one: every 5 ms, the wake-ups cost
+ * ~0.4 µs a call on this thread alone; every 20 ms, a quarter of that. A row still reaches the database
+ * within the writer's interval plus this.
+ */
+const POST_EVERY_MS = 20;
 const POST_BATCH_ROWS = 256;
 
 // Atomics.waitAsync is in Node 22+ but in TypeScript's ES2024 library, beyond this project's ES2023.
