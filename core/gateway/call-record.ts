@@ -150,7 +150,29 @@ export class CallRecord {
       requestBytes: storeBodies && this.requestBytes ? this.requestBytes : undefined,
       requestBytesTotal: storeBodies && this.requestBytes && this.requestBytesTotal !== null ? this.requestBytesTotal : undefined,
       responseBody: storeBodies ? this.responseBody : null,
-      bodySecrets: storeBodies ? this.secrets.filter((s): s is string => typeof s === 'string') : undefined,
+      bodySecrets: storeBodies ? secretList(this.secrets) : undefined,
     };
   }
+}
+
+/** The last secret list handed out, reused while calls use the same key (below). */
+let lastSecret: string | null = null;
+let lastList: readonly string[] = [];
+const NO_SECRETS: readonly string[] = [];
+
+/**
+ * The secrets a row's bodies are scrubbed of. Calls served with the same one key get the same array: rows cross
+ * to the audit thread in batches, and the same array in a batch is written once and read back once.
+ */
+function secretList(secrets: ReadonlyArray<string | null>): readonly string[] {
+  if (secrets.length === 1) {
+    const s = secrets[0];
+    if (s === null) return NO_SECRETS;
+    if (s !== lastSecret) {
+      lastSecret = s;
+      lastList = [s];
+    }
+    return lastList;
+  }
+  return secrets.filter((s): s is string => typeof s === 'string');
 }

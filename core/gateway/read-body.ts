@@ -35,14 +35,23 @@ export function readBody(req: IncomingMessage, limitBytes: number, idleMs = DEFA
     const chunks: Buffer[] = [];
     let size = 0;
     let watched: Watched | null = null;
+    let settled = false;
     const finish = (err: GatewayError | null) => {
+      if (settled) return;
+      settled = true;
       if (watched) stopWatching(watched);
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-      if (err) reject(err);
-      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      if (err) {
+        // The rest may still come (and is drained or cut): none of it is this read's any more.
+        req.off('data', onData);
+        req.off('end', onEnd);
+        req.off('error', onError);
+        req.off('aborted', onAborted);
+        reject(err);
+        return;
+      }
+      // Read to its end: nothing more comes, and a late error or abort finds `settled`. Taking the four listeners
+      // off cost ~0.2 µs a call.
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;

@@ -56,7 +56,7 @@ export interface CallRow {
    * key-shaped text from them, and caps them. Scrubbing a 100 KB prompt cost ~300 µs; done here, it runs
    * on the audit thread, not the request thread. Never stored, never shown.
    */
-  bodySecrets?: string[];
+  bodySecrets?: readonly string[];
   /** The client's `user-agent` header, when sent. */
   userAgent?: string | null;
   /** Claude Code's `x-claude-code-session-id`, when sent. */

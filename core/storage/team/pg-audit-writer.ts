@@ -186,7 +186,7 @@ export class PgAuditWriter implements AuditSink {
 }
 
 // PostgreSQL text cannot hold NUL, which a binary upload's body may: it is stored as U+FFFD.
-function cap(body: string | Uint8Array | null, secrets: string[] | undefined, total?: number): string | null {
+function cap(body: string | Uint8Array | null, secrets: readonly string[] | undefined, total?: number): string | null {
   const stored = storedBody(body, secrets, MAX_BODY_BYTES, total);
   return stored === null ? null : (typeof stored === 'string' ? stored : stored.toString('utf8')).replaceAll('\u0000', '\uFFFD');
 }
