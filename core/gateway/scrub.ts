@@ -37,4 +37,3 @@ function probeFor(secrets: ReadonlyArray<string | null | undefined>): RegExp {
   }
   return probe;
 }
-

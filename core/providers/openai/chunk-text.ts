@@ -20,6 +20,12 @@ const PLAIN_CHUNK = new RegExp(`^(\\{(?:${MEMBER},)*)${TAIL}`);
 const PLAIN_TAIL = new RegExp(`^()${TAIL}`);
 const USAGE_NULL_TAIL = ',"usage":null}';
 
+/** Whether a chunk's text ends its object with `"usage":null`, a member at its top level. */
+export const endsWithUsageNull = (data: string): boolean => data.endsWith(USAGE_NULL_TAIL);
+
+/** The chunk without its trailing `"usage":null` (`endsWithUsageNull` must hold): cut as text, not re-serialised. */
+export const withoutUsageNull = (data: string): string => `${data.slice(0, -USAGE_NULL_TAIL.length)}}`;
+
 type PlainChunk = { json: string; text: string; finishes: boolean };
 
 export function plainChunkText(data: string): string | undefined {
@@ -60,5 +66,5 @@ function fromMatch(data: string, m: RegExpExecArray): PlainChunk | undefined {
   const raw = m[2] ?? m[3];
   const text = raw === undefined ? '' : decodeStringBody(raw);
   if (text === undefined) return undefined;
-  return { json: m[5] === undefined ? data : `${data.slice(0, -USAGE_NULL_TAIL.length)}}`, text, finishes: m[4] !== 'null' };
+  return { json: m[5] === undefined ? data : withoutUsageNull(data), text, finishes: m[4] !== 'null' };
 }

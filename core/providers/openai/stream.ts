@@ -6,7 +6,7 @@
 import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import type { StreamPiece, StreamTranslator, SseEvent } from '../types.ts';
-import { PlainChunkReader } from './chunk-text.ts';
+import { PlainChunkReader, endsWithUsageNull, withoutUsageNull } from './chunk-text.ts';
 import { failureFromErrorObject } from './errors.ts';
 
 interface ChunkShape {
@@ -31,8 +31,6 @@ function takeGroqUsage(chunk: ChunkShape): Record<string, unknown> | undefined {
   chunk.x_groq = rest;
   return usage !== null && typeof usage === 'object' ? (usage as Record<string, unknown>) : undefined;
 }
-
-const USAGE_NULL_TAIL = ',"usage":null}';
 
 export class OpenAIStreamTranslator implements StreamTranslator {
   private usage: Usage | null = null;
@@ -81,8 +79,8 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     if (!hasUsageKey && !hadGroqUsage) return [{ kind: 'chunk', json: data, text }];
     // OpenAI ends every chunk with `"usage":null` once usage is asked for: cut it as text rather than
     // re-serialising the chunk (the costliest step of relaying a stream). Ending the object, it is top-level.
-    if (!hadGroqUsage && chunk.usage === null && data.endsWith(USAGE_NULL_TAIL)) {
-      return [{ kind: 'chunk', json: `${data.slice(0, -USAGE_NULL_TAIL.length)}}`, text }];
+    if (!hadGroqUsage && chunk.usage === null && endsWithUsageNull(data)) {
+      return [{ kind: 'chunk', json: withoutUsageNull(data), text }];
     }
     delete chunk.usage;
     return [{ kind: 'chunk', json: JSON.stringify(chunk), text }];
