@@ -289,20 +289,16 @@ function boundedBody(text: string | null): string | null {
  * The request body for the audit row, which the audit thread cuts to 64 KiB and scrubs. One that may need
  * cutting goes as the client's bytes, which that thread cuts and stores without encoding the text again: only
  * the 64 KiB it can keep, with the whole length for the truncation marker (a 100 KB prompt went whole, and was
- * copied into the message and out again). A huge one is cut here (`boundedBody`).
+ * copied into the message and out again). A huge one is cut here (`boundedBody`). The bytes are always a copy:
+ * the row's buffer is moved to the audit thread, while the client's may still be on its way to the provider.
  */
 function recordRequestBody(record: CallRecord, text: string, bytes: Buffer): void {
   if (text.length * 3 <= MAX_BODY_BYTES || text.length > 4 * MAX_BODY_BYTES) {
     record.requestBody = boundedBody(text);
     return;
   }
-  if (bytes.length > MAX_BODY_BYTES) {
-    record.requestBytes = new Uint8Array(bytes.subarray(0, MAX_BODY_BYTES));
-    record.requestBytesTotal = bytes.length;
-    return;
-  }
-  // Posted to the audit thread, a view carries its whole ArrayBuffer: a slice of a larger one is copied out.
-  record.requestBytes = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+  record.requestBytes = new Uint8Array(bytes.subarray(0, MAX_BODY_BYTES));
+  if (bytes.length > MAX_BODY_BYTES) record.requestBytesTotal = bytes.length;
 }
 
 /** The protocol a client speaks: its route's, else Anthropic when it sends Anthropic's headers, else OpenAI. */

@@ -118,6 +118,24 @@ it('raw bodies (bodySecrets set) are cut and scrubbed on the worker: the secrets
   expect(Buffer.byteLength(stored.r)).toBeLessThanOrEqual(64 * 1024);
 });
 
+it("a row's body bytes are moved to the worker, not copied: stored whole, seen intact by listeners, empty here after the hand-over", () => {
+  const text = `{"content":"${'é'.repeat(20 * 1024)}"}`;
+  const bytes = () => new Uint8Array(Buffer.from(text));
+  const seen: number[] = [];
+  store.audit.onRow((r) => seen.push(r.requestBytes?.byteLength ?? -1));
+  // 256 rows make a full batch, posted inside record(): the listener of the last one still runs before it.
+  const rows = Array.from({ length: 256 }, () => ({ ...row(), requestBody: null, requestBytes: bytes() }));
+  // Two rows with the same view: its buffer goes once (twice would make postMessage throw), both are stored.
+  const shared = bytes();
+  rows.push({ ...row(), requestBody: null, requestBytes: shared }, { ...row(), requestBody: null, requestBytes: shared });
+  for (const r of rows) store.audit.record(r);
+  expect(seen).toEqual(rows.map(() => Buffer.byteLength(text)));
+  expect(store.audit.flush()).toBe(rows.length);
+  expect(rows.every((r) => r.requestBytes?.byteLength === 0)).toBe(true);
+  const stored = store.db.prepare('SELECT DISTINCT request_body AS q FROM calls').all() as { q: string }[];
+  expect(stored).toEqual([{ q: text }]);
+});
+
 it('a worker that exits without an error event hands the writing to this thread: later rows are still stored', () =>
   withWarnings(async (warnings) => {
     const first = Array.from({ length: 30 }, () => row());
