@@ -67,7 +67,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2)): BenchConfig 
     seconds: envNumber('BENCH_SECONDS', 5, 0.5, 120),
     warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1, 0, 30),
     serverWarmupSeconds: envNumber('BENCH_SERVER_WARMUP_SECONDS', 10, 0, 120),
-    rounds: Math.round(envNumber('BENCH_ROUNDS', 3, 1, 9)),
+    rounds: Math.round(envNumber('BENCH_ROUNDS', 5, 1, 9)),
     concurrency: Math.round(envNumber('BENCH_CONCURRENCY', 16, 1, 1024)),
     streamChunks: Math.round(envNumber('BENCH_STREAM_CHUNKS', 32, 1, 10_000)),
     chunkDelayMs: envNumber('BENCH_CHUNK_DELAY_MS', 0, 0, 1000),
