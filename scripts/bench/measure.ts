@@ -53,13 +53,13 @@ async function runOne(
  * A freshly started server runs unoptimised code until V8 has seen enough calls: load it before measuring, so
  * every row compares servers that have settled (warmup-curve.ts shows the way there). Failures still count.
  */
-async function warmUp(ctx: BenchContext, t: TargetResult, origin: string, headers: Record<string, string>, api: Api, server: ServerUnderTest): Promise<void> {
+export async function warmUp(ctx: BenchContext, name: string, origin: string, headers: Record<string, string>, api: Api, server: Pick<ServerUnderTest, 'mainPid' | 'rootPid'>): Promise<void> {
   const half = ctx.cfg.serverWarmupSeconds / 2;
   if (half <= 0) return;
   for (const stream of [false, true]) {
     const spec = loadSpec(ctx, origin, stream, headers, api, { mainPid: server.mainPid, pids: () => serverPids(server) });
     const l = await runLoad({ ...spec, seconds: half, warmupSeconds: 0 });
-    if (l.errors > 0) ctx.problems.push(`${t.name} warm-up (${stream ? 'stream' : 'non-stream'}): ${l.errors} failed requests (${JSON.stringify(l.statuses)})`);
+    if (l.errors > 0) ctx.problems.push(`${name} warm-up (${stream ? 'stream' : 'non-stream'}): ${l.errors} failed requests (${JSON.stringify(l.statuses)})`);
   }
 }
 
@@ -73,7 +73,7 @@ async function measureServer(
   bigPrompt: boolean,
   server?: ServerUnderTest,
 ): Promise<void> {
-  if (server) await warmUp(ctx, t, origin, headers, api, server);
+  if (server) await warmUp(ctx, t.name, origin, headers, api, server);
   const before = await upstreamStats(ctx);
   t.nonStream = await runOne(ctx, t, 'non-stream', origin, false, headers, api, server);
   const middle = await upstreamStats(ctx);

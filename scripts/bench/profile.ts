@@ -71,11 +71,15 @@ function area(f: CallFrame): string {
   if (u.includes('node_modules/undici')) return 'undici';
   if (u.includes('node_modules/better-sqlite3')) return 'better-sqlite3 (JS side)';
   if (u.includes('node_modules/')) return `dep: ${u.replace(/^.*node_modules\/((?:@[^/]+\/)?[^/]+).*$/, '$1')}`;
+  if (u.includes('/.start-bundle/')) return 'gateway (start bundle)';
   if (u.includes('/core/gateway/')) return 'core/gateway';
   if (u.includes('/core/storage/')) return 'core/storage';
   if (u.includes('/core/')) return `core/${u.replace(/^.*\/core\/([^/]+).*$/, '$1')}`;
   return 'other';
 }
+
+/** The gateway's own code: `core/` in the checkout, or the start bundle `./gateway start` runs (not undici's `lib/core/`). */
+const isOwnCode = (url: string): boolean => !url.includes('node_modules/') && (url.includes('/core/') || url.includes('/.start-bundle/'));
 
 export function summarizeProfile(file: string, top = 25): ProfileSummary {
   const prof = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
@@ -120,7 +124,7 @@ export function summarizeProfile(file: string, top = 25): ProfileSummary {
   const walk = (id: number): void => {
     const n = byId.get(id);
     if (!n) return;
-    const isOwn = n.callFrame.url.includes('/core/');
+    const isOwn = isOwnCode(n.callFrame.url);
     const k = frameKey(n.callFrame);
     if (isOwn) {
       if (!onStack.get(k)) own.set(k, (own.get(k) ?? 0) + (inclusive.get(id) ?? 0));
@@ -164,7 +168,7 @@ export function formatProfile(s: ProfileSummary): string {
     '|---:|---:|---|',
     rows(s.topSelf),
     '',
-    '**Our code (core/) by inclusive time**',
+    '**Our code (core/ or its start bundle) by inclusive time**',
     '',
     '| % busy | ms | function |',
     '|---:|---:|---|',
