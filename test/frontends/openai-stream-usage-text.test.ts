@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { openAIChatFrontEnd } from '../../core/frontends/openai-chat/front-end.ts';
 import { chunkCodec } from '../../core/frontends/openai-chat/codec.ts';
 import type { CallRequest } from '../../core/pipeline/call-model.ts';
+import { openAIAdapter } from '../../core/providers/openai/index.ts';
 import { OpenAIStreamTranslator } from '../../core/providers/openai/stream.ts';
 import { stringifyWithCost } from '../../core/pricing/cost.ts';
 
@@ -43,5 +44,33 @@ describe("an OpenAI stream's usage chunk", () => {
     const frames = codec.frames({} as never);
     frames.push({ event: null, data: usageChunk });
     expect(frames.push({ event: null, data: '[DONE]' })[0]).toMatchObject({ kind: 'usage', rawText: usageChunk });
+  });
+});
+
+describe('a non-stream OpenAI answer through the chat codec', () => {
+  // Pretty-printed, `1.0` and a `\u` escape: what re-serialising would change.
+  const text = '{\n  "id": "chatcmpl-2",\n  "object": "chat.completion",\n  "choices": [{"index": 0, "message": {"role": "assistant", "content": "caf\\u00e9"}, "finish_reason": "stop"}],\n  "temperature": 1.0,\n  "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}\n}';
+  const usage = { inputTokens: 3, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false };
+  const decode = (json: unknown) => {
+    const codec = chunkCodec({ runtime: { adapter: openAIAdapter } } as never, () => ({}) as never, () => '');
+    const answer = codec.decode(json, text, {} as never);
+    if (answer.kind !== 'native') throw new Error('expected a native answer');
+    return answer;
+  };
+
+  it('goes out exactly as the upstream wrote it when the call is unpriced', () => {
+    expect(decode(JSON.parse(text)).render({ usage, costUsd: null, estimated: false })).toBe(text);
+  });
+
+  it('gets the estimated usage it lacked, re-serialised, when the upstream reported none', () => {
+    const bare = JSON.parse(text) as Record<string, unknown>;
+    delete bare.usage;
+    const out = JSON.parse(decode(bare).render({ usage: { ...usage, estimated: true }, costUsd: null, estimated: true })) as { usage: Record<string, unknown> };
+    expect(out.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 4 });
+  });
+
+  it('keeps its text with the cost spliced in when priced', () => {
+    const out = decode(JSON.parse(text)).render({ usage, costUsd: 0.25, estimated: false });
+    expect(out).toBe(text.replace('"total_tokens": 7}', '"total_tokens": 7,"cost":0.25}'));
   });
 });

@@ -61,6 +61,8 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
         ...(typeof result.body.service_tier === 'string' ? { serviceTier: result.body.service_tier } : {}),
         render(end) {
           const body = result.body;
+          // Unpriced, with usage of its own (or none to add): the upstream's text goes out as it came.
+          if (body === json && end.costUsd === null && (result.usage || !end.usage)) return text;
           if (!result.usage && end.usage) body.usage = toOpenAIUsage(end.usage);
           const u = body.usage && typeof body.usage === 'object' ? (body.usage as Record<string, unknown>) : null;
           // The upstream's body unchanged by the adapter: its own text goes out, with `cost` spliced into `usage`.
