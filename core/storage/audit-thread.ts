@@ -2,9 +2,11 @@
  * The worker side of the threaded audit writer: its own SQLite connection and an `AuditWriter`, so
  * batched inserts (~50 µs a row with bodies) never run on the request thread.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { AuditWriter } from './audit-writer.ts';
 import type { AuditWriterOptions } from './audit-writer.ts';
+import { FAILED_SLOT, FLUSHED_SLOT, WRITTEN_SLOT } from './audit-thread-slots.ts';
 import { rowToTuple, tupleToRow } from './call-row-tuple.ts';
 import type { CallRowTuple } from './call-row-tuple.ts';
 import { openDatabase, storageErrorFor } from './db.ts';
@@ -21,8 +23,13 @@ export type AuditThreadReply = { type: 'error'; message: string } | { type: 'unw
 export interface AuditThreadData {
   file: string;
   options: Omit<AuditWriterOptions, 'onError'>;
-  /** Int32 slots: [0] the last completed flush's sequence number, [1] rows written so far (synchronous flushes read both). */
+  /** Int32 slots shared with the request thread (audit-thread-slots.ts): flushes done, rows written, failed. */
   done: SharedArrayBuffer;
+  /**
+   * Where a failing thread hands its unwritten rows back: a port of its own, which the request thread can read
+   * while it blocks in a synchronous flush, or as the thread's exit comes in, however those two are ordered.
+   */
+  handBack: MessagePort;
 }
 
 const port = parentPort;
@@ -40,8 +47,16 @@ if (port) {
   // thread, which writes them itself from then on, instead of dying with this thread.
   process.on('uncaughtException', (error) => {
     try {
-      reply({ type: 'unwritten', rows: writer.takeQueued().map(rowToTuple), message: String(error) });
+      const rows = writer.takeQueued().map(rowToTuple);
+      // Batches posted to this thread and not read yet would die with it: they go back too.
+      for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) {
+        const queued = m.message as AuditThreadMessage | null;
+        if (queued?.type === 'rows' && Array.isArray(queued.rows)) rows.push(...queued.rows);
+      }
+      data.handBack.postMessage({ type: 'unwritten', rows, message: String(error) } satisfies AuditThreadReply);
     } finally {
+      Atomics.store(done, FAILED_SLOT, 1);
+      Atomics.notify(done, FLUSHED_SLOT);
       process.exit(1);
     }
   });
@@ -62,14 +77,14 @@ if (port) {
       return;
     }
     // Timer flushes happen inside the writer; count them too before answering.
-    Atomics.store(done, 1, writer.stats().written);
-    Atomics.add(done, 1, writer.flush());
+    Atomics.store(done, WRITTEN_SLOT, writer.stats().written);
+    Atomics.add(done, WRITTEN_SLOT, writer.flush());
     if (m.type === 'close') {
       writer.close();
       db.close();
     }
-    Atomics.store(done, 0, m.seq);
-    Atomics.notify(done, 0);
+    Atomics.store(done, FLUSHED_SLOT, m.seq);
+    Atomics.notify(done, FLUSHED_SLOT);
     if (m.type === 'close') port.close();
   });
 }

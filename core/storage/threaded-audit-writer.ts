@@ -5,9 +5,11 @@
  * waits on a shared flag) so readers that need every row, like the admin API, behave as before. If
  * the worker cannot run, rows are written on this thread by a plain `AuditWriter`.
  */
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { AuditWriter } from './audit-writer.ts';
 import type { AuditWriterOptions, AuditWriterStats, CallRow, CallRowListener } from './audit-writer.ts';
+import { FAILED_SLOT, FLUSHED_SLOT, SLOT_COUNT, WRITTEN_SLOT } from './audit-thread-slots.ts';
 import type { AuditThreadData, AuditThreadMessage, AuditThreadReply } from './audit-thread.ts';
 import { rowToTuple, tupleToRow } from './call-row-tuple.ts';
 import type { Database } from './db.ts';
@@ -47,9 +49,11 @@ export class ThreadedAuditWriter implements AuditSink {
   private readonly db: Database;
   private readonly options: AuditWriterOptions;
   private readonly listeners = new Set<CallRowListener>();
-  private readonly done = new SharedArrayBuffer(8);
+  private readonly done = new SharedArrayBuffer(SLOT_COUNT * Int32Array.BYTES_PER_ELEMENT);
   private worker: Worker | null = null;
-  private readonly data: AuditThreadData;
+  /** This end of the port a failing thread hands its unwritten rows back on. */
+  private handBack: MessagePort | null = null;
+  private readonly data: Omit<AuditThreadData, 'handBack'>;
   private fallback: AuditWriter | null = null;
   private pending: CallRow[] = [];
   /** Rows a failing thread handed back unwritten; the fallback writes them first. */
@@ -72,22 +76,13 @@ export class ThreadedAuditWriter implements AuditSink {
    */
   private thread(): Worker | null {
     if (this.worker || this.fallback || this.closed) return this.worker;
-    const worker = new Worker(threadFile, { workerData: this.data });
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(threadFile, { workerData: { ...this.data, handBack: port2 } satisfies AuditThreadData, transferList: [port2] });
     worker.unref();
-    worker.on('message', (m: AuditThreadReply) => {
-      if (m.type === 'unwritten') {
-        // Its 'exit' comes after this message, so switchToFallback writes these before anything newer; should it
-        // ever come first, the fallback takes them now.
-        for (const tuple of m.rows) {
-          const row = tupleToRow(tuple);
-          if (this.fallback) this.fallback.record(row);
-          else this.returned.push(row);
-        }
-        process.emitWarning(`audit worker failed (${m.message}); ${m.rows.length} unwritten rows handed back`);
-        return;
-      }
-      (this.options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
-    });
+    port1.unref();
+    port1.on('message', (m: AuditThreadReply) => this.onReply(m));
+    this.handBack = port1;
+    worker.on('message', (m: AuditThreadReply) => this.onReply(m));
     worker.on('error', (err) => this.switchToFallback(err));
     // A worker that ends without an error event (terminated, or its thread exited) is as gone: later rows are
     // written on this thread rather than posted to nobody.
@@ -96,6 +91,31 @@ export class ThreadedAuditWriter implements AuditSink {
     });
     this.worker = worker;
     return worker;
+  }
+
+  private onReply(m: AuditThreadReply): void {
+    if (m.type === 'unwritten') {
+      for (const tuple of m.rows) {
+        try {
+          const row = tupleToRow(tuple);
+          if (this.fallback) this.fallback.record(row);
+          else this.returned.push(row);
+        } catch (error) {
+          this.counters.dropped++;
+          process.emitWarning(`an audit row handed back could not be read: ${String(error)}`);
+        }
+      }
+      process.emitWarning(`audit worker failed (${m.message}); ${m.rows.length} unwritten rows handed back`);
+      return;
+    }
+    (this.options.onError ?? ((e) => process.emitWarning(`audit write failed: ${String(e)}`)))(m.message);
+  }
+
+  /** What a failed thread handed back and this thread has not read yet, read now (its exit or a flush cannot wait for the loop). */
+  private takeHandedBack(): void {
+    const port = this.handBack;
+    if (!port) return;
+    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) this.onReply(m.message as AuditThreadReply);
   }
 
   /** No row was ever recorded: there is no thread to flush or close. */
@@ -143,7 +163,19 @@ export class ThreadedAuditWriter implements AuditSink {
     const before = this.written();
     this.send({ type: 'flush', seq: ++this.seq });
     this.waitFor(this.seq);
-    return this.written() - before;
+    const byThread = this.written() - before;
+    // The thread failed during the wait: what it handed back is written here, now.
+    return byThread + this.flushFallback();
+  }
+
+  /** Rows the fallback holds, written (a thread that failed while a flush waited leaves it some); 0 without one. */
+  private flushFallback(): number {
+    return this.currentFallback()?.flush() ?? 0;
+  }
+
+  /** `fallback` as it is now: a wait may have set it since a method tested it. */
+  private currentFallback(): AuditWriter | null {
+    return this.fallback;
   }
 
   enforceRetention(): void {
@@ -167,13 +199,13 @@ export class ThreadedAuditWriter implements AuditSink {
     const seq = this.seq;
     const flag = new Int32Array(this.done);
     const deadline = Date.now() + FLUSH_WAIT_MS;
-    for (let cur = Atomics.load(flag, 0); cur < seq; cur = Atomics.load(flag, 0)) {
+    for (let cur = Atomics.load(flag, FLUSHED_SLOT); cur < seq; cur = Atomics.load(flag, FLUSHED_SLOT)) {
       const left = deadline - Date.now();
       if (left <= 0 || this.fallback) break;
-      const wait = waitAsync(flag, 0, cur, Math.min(left, 100));
+      const wait = waitAsync(flag, FLUSHED_SLOT, cur, Math.min(left, 100));
       if (wait.async) await wait.value;
     }
-    return this.written() - before;
+    return this.written() - before + this.flushFallback();
   }
 
   close(): void {
@@ -192,6 +224,8 @@ export class ThreadedAuditWriter implements AuditSink {
     this.waitFor(this.seq);
     this.closed = true;
     this.listeners.clear();
+    // The thread failed while closing: the rows it handed back are written here.
+    this.currentFallback()?.close();
   }
 
   stats(): AuditWriterStats {
@@ -200,7 +234,7 @@ export class ThreadedAuditWriter implements AuditSink {
   }
 
   private written(): number {
-    return Atomics.load(new Int32Array(this.done), 1);
+    return Atomics.load(new Int32Array(this.done), WRITTEN_SLOT);
   }
 
   private post(): void {
@@ -223,16 +257,24 @@ export class ThreadedAuditWriter implements AuditSink {
   private waitFor(seq: number): void {
     const flag = new Int32Array(this.done);
     const deadline = Date.now() + FLUSH_WAIT_MS;
-    for (let cur = Atomics.load(flag, 0); cur < seq; cur = Atomics.load(flag, 0)) {
+    for (let cur = Atomics.load(flag, FLUSHED_SLOT); cur < seq; cur = Atomics.load(flag, FLUSHED_SLOT)) {
       const left = deadline - Date.now();
       if (left <= 0 || this.fallback) return;
-      Atomics.wait(flag, 0, cur, Math.min(left, 100));
+      if (Atomics.load(flag, FAILED_SLOT) !== 0) {
+        this.switchToFallback(new Error('the audit thread failed'));
+        return;
+      }
+      Atomics.wait(flag, FLUSHED_SLOT, cur, Math.min(left, 100));
     }
   }
 
   private switchToFallback(err: unknown): void {
     if (this.fallback) return;
     this.worker = null;
+    // Rows the thread handed back on its way out come first, whichever of its messages and its exit came in first.
+    this.takeHandedBack();
+    this.handBack?.close();
+    this.handBack = null;
     const rows = this.returned.concat(this.pending);
     this.returned = [];
     this.pending = [];

@@ -172,6 +172,38 @@ it('a worker that fails hands back the rows it had queued and not written: the r
     expect(warnings.some((w) => /5 unwritten rows handed back/.test(w))).toBe(true);
   }));
 
+it('a worker that fails with batches posted to it and not yet read hands those back too, and a flush waiting on it returns at once', () =>
+  withWarnings(async (warnings) => {
+    const first = Array.from({ length: 4 }, () => row());
+    for (const r of first) store.audit.record(r);
+    expect(store.audit.flush()).toBe(4);
+    const worker = auditWorker();
+    const exited = new Promise((r) => worker.once('exit', r));
+    // Still on this thread (the hand-over waits a few ms): the flush below posts them right behind the poison.
+    const posted = Array.from({ length: 6 }, () => row());
+    for (const r of posted) store.audit.record(r);
+    worker.postMessage({ type: 'rows', rows: null });
+    const started = Date.now();
+    expect(store.audit.flush()).toBe(6);
+    // The thread's failure wakes the wait (it gave up only after 10 s before).
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await exited).toBe(1);
+    expect(storedIds()).toEqual(idsOf([...first, ...posted]));
+    expect(warnings.some((w) => /6 unwritten rows handed back/.test(w))).toBe(true);
+  }));
+
+it('a worker that fails while the writer closes: the rows it had are written on this thread before the close returns', () =>
+  withWarnings(async () => {
+    const first = row();
+    store.audit.record(first);
+    expect(store.audit.flush()).toBe(1);
+    const rows = Array.from({ length: 3 }, () => row());
+    for (const r of rows) store.audit.record(r);
+    auditWorker().postMessage({ type: 'rows', rows: null });
+    store.audit.close();
+    expect(storedIds()).toEqual(idsOf([first, ...rows]));
+  }));
+
 it('a row the worker cannot read is reported and the rest of its batch is still written', async () => {
   const errors: string[] = [];
   store.close();
