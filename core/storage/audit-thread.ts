@@ -41,7 +41,8 @@ if (port) {
   // refuses a row with another pricing itself, as the constraint did.
   db.pragma('ignore_check_constraints = ON');
   const reply = (r: AuditThreadReply): void => port.postMessage(r);
-  const writer = new AuditWriter(db, { ...data.options, onError: (e) => reply({ type: 'error', message: String(storageErrorFor(e, data.file)) }) });
+  // Every row's request bytes came by transfer (or as a copy of their own): nothing else holds them.
+  const writer = new AuditWriter(db, { ...data.options, releaseRequestBytes: true, onError: (e) => reply({ type: 'error', message: String(storageErrorFor(e, data.file)) }) });
   const done = new Int32Array(data.done);
   // Whatever escapes (a bug on this thread): the rows queued here and not yet written go back to the request
   // thread, which writes them itself from then on, instead of dying with this thread.

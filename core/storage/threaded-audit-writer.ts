@@ -38,6 +38,11 @@ const FLUSH_WAIT_MS = 10_000;
  * within the writer's interval plus this.
  */
 const POST_EVERY_MS = 20;
+/**
+ * The audit thread's young generation, at most (MiB). V8 grew it to 128 MiB under a load of large prompts (a
+ * latin1 view of each 64 KiB body to scrub), and an idle thread never shrinks it: it stayed resident.
+ */
+const AUDIT_THREAD_YOUNG_MB = 16;
 const POST_BATCH_ROWS = 256;
 
 // Atomics.waitAsync is in Node 22+ but in TypeScript's ES2024 library, beyond this project's ES2023.
@@ -77,7 +82,11 @@ export class ThreadedAuditWriter implements AuditSink {
   private thread(): Worker | null {
     if (this.worker || this.fallback || this.closed) return this.worker;
     const { port1, port2 } = new MessageChannel();
-    const worker = new Worker(threadFile, { workerData: { ...this.data, handBack: port2 } satisfies AuditThreadData, transferList: [port2] });
+    const worker = new Worker(threadFile, {
+      workerData: { ...this.data, handBack: port2 } satisfies AuditThreadData,
+      transferList: [port2],
+      resourceLimits: { maxYoungGenerationSizeMb: AUDIT_THREAD_YOUNG_MB },
+    });
     worker.unref();
     port1.unref();
     port1.on('message', (m: AuditThreadReply) => this.onReply(m));

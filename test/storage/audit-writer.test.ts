@@ -250,6 +250,37 @@ describe('AuditWriter', () => {
     writer.close();
   });
 
+  it('releaseRequestBytes: frees a row\'s request bytes once it is written or refused, and never before (a locked batch keeps them for its retry)', () => {
+    const onError = vi.fn();
+    db.pragma('busy_timeout = 20');
+    const writer = new AuditWriter(db, { flushIntervalMs: 60_000, onError, releaseRequestBytes: true });
+    const body = (tag: string) => new Uint8Array(Buffer.from(`{"model":"gpt-4o","tag":"${tag}","pad":"${'x'.repeat(100)}"}`));
+    const first = row({ requestBody: null, requestBytes: body('a') });
+    const other = new BetterSqlite3(file);
+    other.exec('BEGIN IMMEDIATE');
+    writer.record(first);
+    expect(writer.flush()).toBe(0);
+    // Still queued for the retry: its bytes are whole.
+    expect(first.requestBytes?.byteLength).toBeGreaterThan(100);
+    other.exec('COMMIT');
+    other.close();
+    const dup = row({ id: first.id, requestBody: null, requestBytes: body('dup') });
+    writer.record(dup);
+    expect(writer.flush()).toBe(1);
+    // Written (the first), refused for good (the duplicate id): both freed.
+    expect(first.requestBytes?.buffer.byteLength).toBe(0);
+    expect(dup.requestBytes?.buffer.byteLength).toBe(0);
+    expect(getCall(reader, first.id)?.requestBody).toContain('"tag":"a"');
+    writer.close();
+    // Without the option the caller's bytes are left alone.
+    const plain = new AuditWriter(db, { flushIntervalMs: 60_000 });
+    const kept = row({ requestBody: null, requestBytes: body('b') });
+    plain.record(kept);
+    expect(plain.flush()).toBe(1);
+    expect(kept.requestBytes?.byteLength).toBeGreaterThan(100);
+    plain.close();
+  });
+
   it('stores integers in integer columns even when given fractions', () => {
     const writer = new AuditWriter(db, { flushIntervalMs: 60_000 });
     const r = row({ latencyMs: 12.6, ttftMs: 3.2, stream: true, costUsd: Number.NaN });
