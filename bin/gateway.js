@@ -19,8 +19,8 @@ const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
 /**
  * V8's young generation for the server, at most 2 x 16 MiB. V8 sizes it from the machine's memory (up to 2 x 64
  * MiB on this 24 GiB VM) and grows it under load: with 100 KB prompts it reached 128 MiB, and the native buffers
- * its dead objects held waited that long to be freed, leaving ~100 MiB more resident after the load. Capped, the
- * same load cost no more CPU a call (measured: ~60 µs less at 100 KB, the same on short calls). A value the user
+ * its dead objects held waited that long to be freed: ~80 MiB more resident at the end of the load. Capped, it
+ * costs no more CPU a call (paired runs: the same on short calls, if anything less at 100 KB). A value the user
  * set (on the command line or in NODE_OPTIONS) wins.
  */
 const SERVER_V8_FLAGS = ['--max-semi-space-size=16'];
