@@ -16,14 +16,6 @@ import { freshStartBundle } from './start-bundle.js';
  * back. A value the user set wins.
  */
 const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
-/**
- * V8's young generation for the server, at most 2 x 16 MiB. V8 sizes it from the machine's memory (up to 2 x 64
- * MiB on this 24 GiB VM) and grows it under load: with 100 KB prompts it reached 128 MiB, and the native buffers
- * its dead objects held waited that long to be freed: ~80 MiB more resident at the end of the load. Capped, it
- * costs no more CPU a call (paired runs: the same on short calls, if anything less at 100 KB). A value the user
- * set (on the command line or in NODE_OPTIONS) wins.
- */
-const SERVER_V8_FLAGS = ['--max-semi-space-size=16'];
 
 // First of all, before any signal is caught: re-running in place resets the handlers, and a stop signal
 // caught by this image would be lost to the next one.
@@ -99,15 +91,13 @@ function enableCompileCache() {
   }
 }
 
-/** Re-runs this process in place (same pid, nothing left behind) when it lacks those settings. */
+/** Re-runs this process in place (same pid, nothing left behind) when the environment lacks those settings. */
 function runWithServerMemorySettings() {
   const missing = Object.keys(SERVER_MALLOC_ENV).filter((k) => process.env[k] === undefined);
-  const given = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
-  const flags = SERVER_V8_FLAGS.filter((f) => !given.includes(f.split('=')[0]));
-  // process.execve: Node >= 22.15 / 23.11, POSIX only; elsewhere the gateway runs with the C library's and V8's defaults.
-  if ((missing.length === 0 && flags.length === 0) || typeof process.execve !== 'function') return;
+  // process.execve: Node >= 22.15 / 23.11, POSIX only; elsewhere the gateway runs with the C library's defaults.
+  if (missing.length === 0 || typeof process.execve !== 'function') return;
   try {
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...flags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { ...SERVER_MALLOC_ENV, ...process.env });
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { ...SERVER_MALLOC_ENV, ...process.env });
   } catch {
     /* not replaced: run as we are */
   }

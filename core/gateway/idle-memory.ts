@@ -1,8 +1,7 @@
 /**
- * Gives memory back once the gateway is idle. Under load V8 grows its young generation (to 128 MiB before
- * `gateway start` capped its semi-spaces at 16 MiB, bin/gateway.js) and the old one with it, and nothing shrinks
- * them afterwards: an idle process allocates too little to trigger another collection, so a gateway stayed at
- * its peak (~330 MiB after 1,000 streams, with ~30 MiB live) for good. When
+ * Gives memory back once the gateway is idle. Under load V8 grows its young generation to 128 MiB and the old
+ * one with it, and nothing shrinks them afterwards: an idle process allocates too little to trigger another
+ * collection, so a gateway stayed at its peak (~330 MiB after 1,000 streams, with ~30 MiB live) for good. When
  * no call has been in flight for two checks in a row and the heap has grown since the last release, one
  * full collection returns the young generation and the free old-generation pages to the OS.
  */
