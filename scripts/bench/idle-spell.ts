@@ -8,7 +8,7 @@
  * against larger losses after idle. A gateway of its own, so the memory scenario's figures stay those of a
  * gateway that only served its streams.
  */
-import { rssBytes, sleep } from './common.ts';
+import { mib, rssBytes, sleep } from './common.ts';
 import { BIG_CHAT, CHAT, loadSpec } from './context.ts';
 import type { Api, Scenario } from './context.ts';
 import { startGatewayProcess } from './gateway.ts';
@@ -30,18 +30,14 @@ export const idleSpellScenario: Scenario = {
       // Calls with 100 KB prompts fill the old generation: its full collections are what set V8's memory reducer
       // going once the process is idle (short non-stream calls alone may never need one).
       const big = await window(BIG_CHAT);
-      const rssMiB = (): number | null => {
-        const b = rssBytes(gw.mainPid);
-        return b === null ? null : b / 1048576;
-      };
-      const rssAfterBigMiB = rssMiB();
+      const rssAfterBigBytes = rssBytes(gw.mainPid);
       ctx.log(`idle spell: ${(before.serverCpuUsPerReq ?? 0).toFixed(0)} µs per call, then 100 KB prompts; idle ${seconds} s`);
       // RSS 30 s into the spell too: what a load of large prompts leaves resident (the memory scenario's streams leave less).
       const first = Math.min(30, seconds);
       await sleep(first * 1000);
-      const rss30sIdleMiB = rssMiB();
+      const rss30sIdleBytes = rssBytes(gw.mainPid);
       await sleep((seconds - first) * 1000);
-      const rssEndIdleMiB = rssMiB();
+      const rssEndIdleBytes = rssBytes(gw.mainPid);
       const after = await window(CHAT);
       ctx.log(`idle spell: after it ${(after.serverCpuUsPerReq ?? 0).toFixed(0)} µs per call`);
       ctx.idleSpell = {
@@ -51,9 +47,9 @@ export const idleSpellScenario: Scenario = {
         rpsBefore: before.rps,
         rpsAfter: after.rps,
         errors: before.errors + big.errors + after.errors,
-        rssAfterBigMiB,
-        rss30sIdleMiB,
-        rssEndIdleMiB,
+        rssAfterBigBytes,
+        rss30sIdleBytes,
+        rssEndIdleBytes,
       };
       if (ctx.idleSpell.errors > 0) ctx.problems.push(`idle spell: ${ctx.idleSpell.errors} failed non-stream calls`);
     } finally {
@@ -64,7 +60,6 @@ export const idleSpellScenario: Scenario = {
 
 export function formatIdleSpell(r: IdleSpellResult): string {
   const us = (v: number | null): string => (v === null ? 'n/a' : `${v.toFixed(0)} µs`);
-  const mib = (v: number | null): string => (v === null ? 'n/a' : `${v.toFixed(0)} MiB`);
   return [
     `### The gateway before and after ${r.idleSeconds} s idle (one process, the main table's non-stream window each time)`,
     '',
@@ -73,6 +68,6 @@ export function formatIdleSpell(r: IdleSpellResult): string {
     `| before | ${us(r.cpuUsPerCallBefore)} | ${r.rpsBefore.toFixed(0)} |`,
     `| after ${r.idleSeconds} s idle | ${us(r.cpuUsPerCallAfter)} | ${r.rpsAfter.toFixed(0)} |`,
     '',
-    `RSS of the gateway after its 100 KB-prompt window: ${mib(r.rssAfterBigMiB)} at its end, ${mib(r.rss30sIdleMiB)} 30 s later, ${mib(r.rssEndIdleMiB)} after ${r.idleSeconds} s (what stays is mostly freed native memory glibc's allocator keeps; the V8 heap is back to its idle size).`,
+    `RSS of the gateway after its 100 KB-prompt window: ${mib(r.rssAfterBigBytes)} at its end, ${mib(r.rss30sIdleBytes)} 30 s later, ${mib(r.rssEndIdleBytes)} after ${r.idleSeconds} s (what stays is mostly freed native memory glibc's allocator keeps; the V8 heap is back to its idle size).`,
   ].join('\n');
 }

@@ -68,10 +68,10 @@ export interface IdleSpellResult {
   rpsBefore: number;
   rpsAfter: number;
   errors: number;
-  /** RSS (MiB) of the serving process at the end of the 100 KB window, 30 s into the idle spell, and at its end. */
-  rssAfterBigMiB: number | null;
-  rss30sIdleMiB: number | null;
-  rssEndIdleMiB: number | null;
+  /** RSS (bytes) of the serving process at the end of the 100 KB window, 30 s into the idle spell, and at its end. */
+  rssAfterBigBytes: number | null;
+  rss30sIdleBytes: number | null;
+  rssEndIdleBytes: number | null;
 }
 
 /** One second of load in the warm-up scenario (warmup-curve.ts). */
