@@ -3,10 +3,12 @@
  * one with it, and nothing shrinks them afterwards: an idle process allocates too little to trigger another
  * collection, so a gateway stayed at its peak (~330 MiB after 1,000 streams, with ~30 MiB live) for good. When
  * no call has been in flight for two checks in a row and the heap has grown since the last release, one
- * full collection returns the young generation and the free old-generation pages to the OS.
+ * full collection returns the young generation and the free old-generation pages to the OS, and with it the
+ * native memory of the buffers it freed (native-heap-trim.ts).
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { trimNativeHeap } from './native-heap-trim.ts';
 
 interface GcOptions {
   type: 'major' | 'minor';
@@ -38,6 +40,10 @@ export interface IdleMemoryOptions {
   slackBytes?: number;
   /** Called after each release with the heap's size before and after (tests, diagnostics). */
   onRelease?: (before: number, after: number) => void;
+  /** Gives free native memory back (default: glibc's `malloc_trim`); null where it cannot. */
+  trimNative?: () => Promise<boolean | null>;
+  /** Called after each trim with its result (tests, diagnostics). */
+  onTrim?: (released: boolean | null) => void;
 }
 
 export interface IdleMemory {
@@ -66,6 +72,12 @@ export function releaseMemoryWhenIdle(opts: IdleMemoryOptions): IdleMemory {
     gc({ type: 'major', execution: 'sync' });
     afterLastRelease = heapSize();
     opts.onRelease?.(before, afterLastRelease);
+    // The collection has just freed the native memory of the buffers it found dead: give the C library's free
+    // pages back now, while nothing runs (the trim holds the allocator's locks for the few ms it takes).
+    void (opts.trimNative ?? trimNativeHeap)().then(
+      (released) => opts.onTrim?.(released),
+      () => opts.onTrim?.(null),
+    );
     return true;
   };
   // None at start (there was one 250 ms in): a regular collection then, amid start-up's allocation, gave back

@@ -62,4 +62,28 @@ describe('releaseMemoryWhenIdle', () => {
     while (released.length === 0) await new Promise((res) => setTimeout(res, 10));
     expect(checks - quietFrom).toBeGreaterThanOrEqual(2);
   });
+
+  it('gives the native memory back right after each release, and not without one', async () => {
+    let trims = 0;
+    const results: Array<boolean | null> = [];
+    const r = releaseMemoryWhenIdle({
+      busy: () => false,
+      everyMs: 60_000,
+      slackBytes: 8 * MiB,
+      trimNative: async () => {
+        trims++;
+        return true;
+      },
+      onTrim: (released) => results.push(released),
+    });
+    releasers.push(r);
+    churn();
+    await new Promise((res) => setTimeout(res, 2_500));
+    expect(r.releaseIfGrown()).toBe(true);
+    await new Promise((res) => setImmediate(res));
+    expect(results).toEqual([true]);
+    expect(r.releaseIfGrown()).toBe(false);
+    await new Promise((res) => setImmediate(res));
+    expect(trims).toBe(1);
+  });
 });
