@@ -68,6 +68,6 @@ export function formatIdleSpell(r: IdleSpellResult): string {
     `| before | ${us(r.cpuUsPerCallBefore)} | ${r.rpsBefore.toFixed(0)} |`,
     `| after ${r.idleSeconds} s idle | ${us(r.cpuUsPerCallAfter)} | ${r.rpsAfter.toFixed(0)} |`,
     '',
-    `RSS of the gateway after its 100 KB-prompt window: ${mib(r.rssAfterBigBytes)} at its end, ${mib(r.rss30sIdleBytes)} 30 s later, ${mib(r.rssEndIdleBytes)} after ${r.idleSeconds} s (the gateway's idle release, two quiet checks 5 s apart after the load, runs a full collection and gives glibc's free memory back with `malloc_trim`).`,
+    `RSS of the gateway after its 100 KB-prompt window: ${mib(r.rssAfterBigBytes)} at its end, ${mib(r.rss30sIdleBytes)} 30 s later, ${mib(r.rssEndIdleBytes)} after ${r.idleSeconds} s (the gateway's idle release, two quiet checks 5 s apart after the load, runs a full collection and gives glibc's free memory back with \`malloc_trim\`).`,
   ].join('\n');
 }
