@@ -136,7 +136,6 @@ export class AuditWriter {
         this.writeBatch.immediate(batch);
         this.counters.transactions++;
         written += batch.length;
-        this.release(batch);
       } catch (error) {
         if (isLockError(error)) {
           this.queue = batch.concat(this.queue);
@@ -147,6 +146,8 @@ export class AuditWriter {
         // A row the database refuses must not take the rest of its batch down with it.
         written += this.writeOneByOne(batch);
       }
+      // Written, or refused for good: the batch is done with (a locked one went back to the queue above).
+      this.release(batch);
     }
     this.counters.written += written;
     this.lastFlushAt = performance.now();
@@ -209,7 +210,6 @@ export class AuditWriter {
         this.onError(error);
       }
     }
-    this.release(rows);
     return written;
   }
 
@@ -308,10 +308,10 @@ function isLockError(error: unknown): boolean {
 }
 
 // `ArrayBuffer.prototype.transfer` is ES2024, beyond this project's ES2023 library (Node has it since 21).
-type Transferable = ArrayBuffer & { transfer(length?: number): ArrayBuffer; readonly detached: boolean };
+type TransferableArrayBuffer = ArrayBuffer & { transfer(length?: number): ArrayBuffer; readonly detached: boolean };
 
 /** Frees a view's whole buffer at once (moved to a new empty one), instead of when the collector finds it. */
 function freeBuffer(view: Uint8Array): void {
-  const buffer = view.buffer as Transferable;
+  const buffer = view.buffer as TransferableArrayBuffer;
   if (buffer instanceof ArrayBuffer && !buffer.detached && typeof buffer.transfer === 'function') buffer.transfer(0);
 }
