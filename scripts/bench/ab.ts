@@ -10,7 +10,7 @@
  * here one process's median moves ±4 µs from the next, so a difference under ~3 µs needs many pairs.
  */
 import path from 'node:path';
-import { BENCH_DIR, CHAT_BODY, STREAM_BODY, freePort } from './common.ts';
+import { BENCH_DIR, CHAT_BODY, REPO_ROOT, STREAM_BODY, freePort } from './common.ts';
 import { startGatewayProcess } from './gateway.ts';
 import { runLoad } from './load.ts';
 import type { LoadSpec } from './load.ts';
@@ -25,7 +25,7 @@ if (!other) {
 const num = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const pairs = num('AB_PAIRS', 4);
 const stream = process.env.AB_STREAM === '1';
-const roots = { A: path.resolve('.'), B: path.resolve(other) } as const;
+const roots = { A: REPO_ROOT, B: path.resolve(other) } as const;
 type Side = keyof typeof roots;
 
 const median = (xs: number[]): number => {
