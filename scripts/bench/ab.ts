@@ -15,7 +15,7 @@ import { startGatewayProcess } from './gateway.ts';
 import { runLoad } from './load.ts';
 import type { LoadSpec } from './load.ts';
 import { spawnNode, waitForLine } from './proc.ts';
-import { treePids } from './process-tree.ts';
+import { serverPids } from './server.ts';
 
 const other = process.argv[2];
 if (!other) {
@@ -27,6 +27,13 @@ const pairs = num('AB_PAIRS', 4);
 const stream = process.env.AB_STREAM === '1';
 const roots = { A: REPO_ROOT, B: path.resolve(other) } as const;
 type Side = keyof typeof roots;
+
+/** Adds `value` to the list kept under `key`. */
+const append = (lists: Map<string, number[]>, key: string, value: number): void => {
+  const list = lists.get(key);
+  if (list) list.push(value);
+  else lists.set(key, [value]);
+};
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -56,7 +63,7 @@ async function measure(side: Side): Promise<void> {
       concurrency: 16,
       seconds,
       warmupSeconds,
-      server: { mainPid: gw.mainPid, pids: () => treePids(gw.rootPid) },
+      server: { mainPid: gw.mainPid, pids: () => serverPids(gw) },
     });
     await runLoad(spec(num('AB_WARM', 8), 0));
     const total: number[] = [];
@@ -64,12 +71,12 @@ async function measure(side: Side): Promise<void> {
     for (let w = 0; w < num('AB_WINDOWS', 3); w++) {
       const r = await runLoad(spec(num('AB_SECONDS', 4), 0.5));
       if (r.serverCpuUsPerReq !== null) total.push(r.serverCpuUsPerReq);
-      for (const [name, us] of Object.entries(r.serverThreadCpuUsPerReq ?? {})) threads.set(name, [...(threads.get(name) ?? []), us]);
+      for (const [name, us] of Object.entries(r.serverThreadCpuUsPerReq ?? {})) append(threads, name, us);
     }
     const perThread = [...threads].map(([name, us]) => `${name} ${median(us).toFixed(1)}`).join(', ');
     console.log(`${side}: ${total.map((x) => x.toFixed(1)).join(' / ')} µs per call -> ${median(total).toFixed(1)} (${perThread})`);
     results[side].total.push(median(total));
-    for (const [name, us] of threads) results[side].threads.set(name, [...(results[side].threads.get(name) ?? []), median(us)]);
+    for (const [name, us] of threads) append(results[side].threads, name, median(us));
   } finally {
     await gw.stop();
   }
