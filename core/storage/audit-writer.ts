@@ -67,6 +67,8 @@ export class AuditWriter {
   private queue: CallRow[] = [];
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
+  /** Gives a purge's free space back once no batch came for a while (`Retention.reclaimAfterQuietMs`). */
+  private reclaimTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly counters = { written: 0, transactions: 0, dropped: 0 };
   private readonly retention: Retention | null;
@@ -157,6 +159,7 @@ export class AuditWriter {
       } catch (error) {
         this.onError(error);
       }
+      this.scheduleReclaim(this.retention);
     }
     return written;
   }
@@ -183,6 +186,9 @@ export class AuditWriter {
     this.flush();
     this.closed = true;
     this.clearTimers();
+    // The next start's retention check gives a purge's space back (`Retention.enforce`), not this stop.
+    if (this.reclaimTimer !== null) clearTimeout(this.reclaimTimer);
+    this.reclaimTimer = null;
     this.listeners.clear();
   }
 
@@ -217,6 +223,25 @@ export class AuditWriter {
   private release(rows: readonly CallRow[]): void {
     if (!this.releaseRequestBytes) return;
     for (const row of rows) if (row.requestBytes !== undefined) freeBuffer(row.requestBytes);
+  }
+
+  /** After a purge: the space goes back when the writer has been quiet that long (each batch starts the wait again). */
+  private scheduleReclaim(retention: Retention): void {
+    if (this.reclaimTimer !== null) {
+      this.reclaimTimer.refresh();
+      return;
+    }
+    if (!retention.reclaimDue) return;
+    this.reclaimTimer = setTimeout(() => {
+      this.reclaimTimer = null;
+      try {
+        // An explicit `enforceRetention` may have given it back already.
+        if (retention.reclaimDue) retention.reclaim();
+      } catch (error) {
+        this.onError(error);
+      }
+    }, retention.reclaimAfterQuietMs);
+    this.reclaimTimer.unref();
   }
 
   private scheduleFlush(): void {

@@ -1,8 +1,8 @@
 /**
  * Retention enforced while the server runs, by the audit writer (on its worker thread): the calls
- * table is kept under `maxRows` rows and the file under `maxBytes`, oldest calls first, rows older
- * than `maxAgeMs` go, and the WAL is checkpointed and truncated after a purge so disk space comes back.
- * Checking costs a counter comparison per batch; the row count is read from the table once.
+ * table is kept under `maxRows` rows and its pages under `maxBytes`, oldest calls first, rows older
+ * than `maxAgeMs` go; once the writer is quiet after a purge, the file and the WAL give the space back.
+ * Checking costs a counter comparison and two pragmas per batch; the row count is read from the table once.
  */
 import type { Database } from './db.ts';
 
@@ -26,8 +26,10 @@ export interface RetentionOptions {
   maxRows?: number;
   maxBytes?: number;
   maxAgeMs?: number;
-  /** How often size and age are checked (rows are counted on every batch). Default 10 s. */
+  /** How often age is checked (rows and size are checked after every batch: a counter and two pragmas). Default 10 s. */
   checkEveryMs?: number;
+  /** How long the writer must be quiet after a purge before the file and the WAL give their free space back. Default 5 s. */
+  reclaimAfterQuietMs?: number;
 }
 
 /**
@@ -51,47 +53,85 @@ export function retentionDue(db: Database, options: RetentionOptions, now = Date
 /** Bytes the database's pages hold, free pages left out. */
 function usedBytes(db: Database): number {
   const pages = db.pragma('page_count', { simple: true }) as number;
-  const free = db.pragma('freelist_count', { simple: true }) as number;
-  const size = db.pragma('page_size', { simple: true }) as number;
-  return (pages - free) * size;
+  return (pages - freePages(db)) * pageSize(db);
 }
 
-/** Room left under the row cap after a trim, so a busy server does not trim on every batch. */
-const ROW_SLACK = 0.01;
+const freePages = (db: Database): number => db.pragma('freelist_count', { simple: true }) as number;
+const pageSize = (db: Database): number => db.pragma('page_size', { simple: true }) as number;
 
+/**
+ * Room left under a cap after a trim (rows, or bytes), so a busy server trims a little at a time rather than on
+ * every batch; each trim deletes only what is over this line.
+ */
+const SLACK = 0.01;
+/** Free space an idle check gives back even when it deleted nothing (a purge's, left by a stop before the quiet spell). */
+const RECLAIM_MIN_BYTES = 8 * 1024 * 1024;
+const DEFAULT_RECLAIM_AFTER_QUIET_MS = 5_000;
+
+/**
+ * At a cap, every row written under load means old rows deleted; that costs about what writing them did, spread
+ * over the batches. Giving the freed pages back to the file system (`incremental_vacuum` moves pages from the end
+ * of the file into the holes, then the WAL is truncated) waits for a quiet spell: under load the freed pages are
+ * the next rows' pages anyway, and moving them on every purge cost the audit thread 50-100 µs a call for seconds
+ * at a time on a gateway at its 2 GiB cap (the bench's 100 KB prompts get there within minutes).
+ */
 export class Retention {
   private readonly db: Database;
   private readonly options: RetentionOptions;
   private rows: number | null = null;
   private lastCheck = 0;
+  private freedSinceReclaim = false;
 
   constructor(db: Database, options: RetentionOptions) {
     this.db = db;
     this.options = options;
   }
 
-  /** Called after rows were written; returns how many old rows were deleted. */
+  /** How long the writer waits, quiet, after a purge before `reclaim`. */
+  get reclaimAfterQuietMs(): number {
+    return this.options.reclaimAfterQuietMs ?? DEFAULT_RECLAIM_AFTER_QUIET_MS;
+  }
+
+  /** Whether rows were deleted since the free space was last given back. */
+  get reclaimDue(): boolean {
+    return this.freedSinceReclaim;
+  }
+
+  /** Called after rows were written; returns how many old rows were deleted. Gives no space back (`reclaim`). */
   afterWrite(written: number, now = Date.now()): number {
     // The first count already includes the rows just written.
     this.rows = this.rows === null ? this.count() : this.rows + written;
     let deleted = 0;
-    const { maxRows } = this.options;
-    if (maxRows !== undefined && this.rows > maxRows) {
-      deleted += this.trim(this.rows - Math.floor(maxRows * (1 - ROW_SLACK)));
-    }
+    const { maxRows, maxBytes } = this.options;
+    if (maxRows !== undefined && this.rows > maxRows) deleted += this.trim(this.rows - Math.floor(maxRows * (1 - SLACK)));
+    if (maxBytes !== undefined) deleted += this.enforceBytes(maxBytes);
     if (now - this.lastCheck >= (this.options.checkEveryMs ?? 10_000)) {
       this.lastCheck = now;
-      deleted += this.enforceAgeAndBytes(now);
+      deleted += this.enforceAge(now);
     }
-    if (deleted > 0) this.reclaim();
+    if (deleted > 0) this.freedSinceReclaim = true;
     return deleted;
   }
 
-  /** Every rule now, written rows or not (at start, and hourly for an idle gateway); returns the rows deleted. */
+  /** Every rule now, written rows or not (at start, and hourly for an idle gateway), then the free space back; returns the rows deleted. */
   enforce(now = Date.now()): number {
     this.lastCheck = Number.NEGATIVE_INFINITY;
     this.rows = null;
-    return this.afterWrite(0, now);
+    const deleted = this.afterWrite(0, now);
+    if (this.freedSinceReclaim || freePages(this.db) * pageSize(this.db) >= RECLAIM_MIN_BYTES) this.reclaim();
+    return deleted;
+  }
+
+  /** Gives the free pages back to the file system and truncates the WAL (best effort: a busy reader defers it). */
+  reclaim(): void {
+    this.freedSinceReclaim = false;
+    this.db.pragma('incremental_vacuum');
+    // TRUNCATE resets the WAL file to zero bytes once every reader is past it.
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      /* busy: the next purge tries again */
+    }
   }
 
   private count(): number {
@@ -104,32 +144,26 @@ export class Retention {
     return deleted;
   }
 
-  private enforceAgeAndBytes(now: number): number {
-    let deleted = 0;
-    if (this.options.maxAgeMs !== undefined) {
-      const n = trimOldestCalls(this.db, Number.MAX_SAFE_INTEGER, now - this.options.maxAgeMs);
-      this.rows = Math.max(0, (this.rows ?? 0) - n);
-      deleted += n;
-    }
-    const { maxBytes } = this.options;
-    if (maxBytes === undefined) return deleted;
-    for (let round = 0; round < 50 && usedBytes(this.db) > maxBytes && (this.rows ?? 0) > 0; round++) {
-      // A tenth of the rows a round: the file shrinks only as pages empty, so go in steps and re-measure.
-      const n = this.trim(Math.ceil((this.rows ?? 0) / 10));
-      deleted += n;
-      this.reclaim();
-      if (n === 0) break;
-    }
-    return deleted;
+  private enforceAge(now: number): number {
+    if (this.options.maxAgeMs === undefined) return 0;
+    const n = trimOldestCalls(this.db, Number.MAX_SAFE_INTEGER, now - this.options.maxAgeMs);
+    this.rows = Math.max(0, (this.rows ?? 0) - n);
+    return n;
   }
 
-  private reclaim(): void {
-    this.db.pragma('incremental_vacuum');
-    // TRUNCATE resets the WAL file to zero bytes once every reader is past it; best effort.
-    try {
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
-    } catch {
-      /* busy: the next purge tries again */
+  /** Over the cap, the oldest rows go until the pages in use are under it by the slack; sized from the average row. */
+  private enforceBytes(maxBytes: number): number {
+    let used = usedBytes(this.db);
+    if (used <= maxBytes) return 0;
+    const target = Math.floor(maxBytes * (1 - SLACK));
+    let deleted = 0;
+    for (let round = 0; round < 50 && used > target && (this.rows ?? 0) > 0; round++) {
+      const perRow = used / (this.rows ?? 1);
+      const n = this.trim(Math.max(1, Math.ceil((used - target) / perRow)));
+      deleted += n;
+      if (n === 0) break;
+      used = usedBytes(this.db);
     }
+    return deleted;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The audit writer's running retention (rows, bytes, age, WAL truncated after a purge), the running
+ * The audit writer's running retention (rows, bytes, age; the space given back once the writer is quiet), the running
  * spend totals it keeps through the trigger (not lowered by purges), and the caps on every free-text
  * field of a row. Real SQLite files.
  */
@@ -52,6 +52,11 @@ function row(extra: Partial<CallRow> = {}): CallRow {
 }
 
 const count = (store: Store): number => (store.db.prepare('SELECT COUNT(*) AS n FROM calls').get() as { n: number }).n;
+const usedBytes = (store: Store): number => {
+  const pages = store.db.pragma('page_count', { simple: true }) as number;
+  const free = store.db.pragma('freelist_count', { simple: true }) as number;
+  return (pages - free) * (store.db.pragma('page_size', { simple: true }) as number);
+};
 const spent = (store: Store): number => (store.db.prepare('SELECT TOTAL(cost_usd) AS s FROM spend_daily').get() as { s: number }).s;
 
 describe('running retention', () => {
@@ -73,23 +78,49 @@ describe('running retention', () => {
     }
   });
 
-  it('keeps the file under maxBytes, oldest first, and truncates the WAL after a purge', () => {
+  it('keeps the pages under maxBytes, oldest first, and gives the space back once the writer is quiet', async () => {
     const big = 'b'.repeat(30_000);
-    const store = Store.open(home, { audit: { flushIntervalMs: 60_000, maxBodyBytes: 64 * 1024, retention: { maxBytes: 2 * 1024 * 1024, checkEveryMs: 0 } } });
+    const store = Store.open(home, { audit: { flushIntervalMs: 60_000, maxBodyBytes: 64 * 1024, retention: { maxBytes: 2 * 1024 * 1024, checkEveryMs: 0, reclaimAfterQuietMs: 50 } } });
     try {
       for (let b = 0; b < 20; b++) {
         for (let i = 0; i < 20; i++) store.audit.record(row({ requestBody: big, responseBody: big }));
         store.audit.flush();
+        expect(usedBytes(store)).toBeLessThanOrEqual(2 * 1024 * 1024);
       }
-      const pages = store.db.pragma('page_count', { simple: true }) as number;
-      const free = store.db.pragma('freelist_count', { simple: true }) as number;
-      const size = store.db.pragma('page_size', { simple: true }) as number;
-      expect((pages - free) * size).toBeLessThanOrEqual(2 * 1024 * 1024);
       // 400 rows of 60 KB would be 24 MB: most went, the newest stayed.
       expect(count(store)).toBeGreaterThan(5);
       expect(count(store)).toBeLessThan(100);
+      // Under load the freed pages are the next rows' pages: nothing is moved or truncated between batches.
+      expect(store.db.pragma('freelist_count', { simple: true })).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(store.db.pragma('freelist_count', { simple: true })).toBe(0);
       const wal = statSync(path.join(home, 'gateway.db-wal'), { throwIfNoEntry: false });
-      expect(wal?.size ?? 0).toBeLessThan(4 * 1024 * 1024);
+      expect(wal?.size ?? 0).toBe(0);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('at its byte cap, each purge deletes only what is over it (down to 1% under), not a tenth of the table', () => {
+    const body = 'c'.repeat(3_000);
+    const cap = 4 * 1024 * 1024;
+    const store = Store.open(home, { audit: { flushIntervalMs: 60_000, retention: { maxBytes: cap, checkEveryMs: 0, reclaimAfterQuietMs: 60_000 } } });
+    try {
+      let purged = 0;
+      for (let b = 0; b < 120; b++) {
+        const before = count(store);
+        for (let i = 0; i < 20; i++) store.audit.record(row({ requestBody: body, responseBody: body }));
+        store.audit.flush();
+        const used = usedBytes(store);
+        expect(used).toBeLessThanOrEqual(cap);
+        if (count(store) < before + 20) {
+          purged++;
+          // A tenth of ~600 rows would have taken ~60 and left ~90% of the cap in use.
+          expect(before + 20 - count(store)).toBeLessThan(25);
+          expect(used).toBeGreaterThan(cap * 0.97);
+        }
+      }
+      expect(purged).toBeGreaterThan(10);
     } finally {
       store.close();
     }
