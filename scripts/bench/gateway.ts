@@ -38,7 +38,10 @@ export interface GatewayOptions {
 }
 
 export interface AuditSummary {
+  /** Rows still in the calls table (retention removes the oldest at the `audit.maxBytes` cap: the bench's 100 KB prompts reach it). */
   rows: number;
+  /** Calls the writer recorded, from the running totals (`spend_daily`), which retention does not lower. */
+  recorded: number;
   ok: number;
   priced: number;
   withBodies: number;
@@ -156,7 +159,8 @@ export async function startGatewayProcess(opts: GatewayOptions): Promise<Gateway
                  FROM calls`,
             )
             .get() as { rows: number; ok: number | null; priced: number | null; withBodies: number | null; costUsd: number };
-          summary = { rows: r.rows, ok: r.ok ?? 0, priced: r.priced ?? 0, withBodies: r.withBodies ?? 0, costUsd: r.costUsd };
+          const recorded = (store.db.prepare('SELECT COALESCE(SUM(requests), 0) AS n FROM spend_daily').get() as { n: number }).n;
+          summary = { rows: r.rows, recorded, ok: r.ok ?? 0, priced: r.priced ?? 0, withBodies: r.withBodies ?? 0, costUsd: r.costUsd };
         } finally {
           store.close();
         }

@@ -198,7 +198,8 @@ export function formatReport(r: BenchResults): string {
     if (!t.audit) continue;
     const answered = [t.nonStream, t.stream, t.bigPrompt].reduce((n, l) => n + (l ? l.requests : 0), 0);
     out.push(
-      `Audit check (${t.label}): ${t.audit.rows} rows written for ${answered} measured requests (+ warm-ups); ${t.audit.priced} priced, ${t.audit.withBodies} with bodies, total cost $${t.audit.costUsd.toFixed(4)}; ` +
+      `Audit check (${t.label}): ${t.audit.recorded} calls recorded for ${answered} requests of the median rounds (+ warm-ups and the other rounds); ` +
+        `${t.audit.rows} rows still in the table${t.audit.rows < t.audit.recorded ? ' (retention took the oldest at the `audit.maxBytes` cap)' : ''}: ${t.audit.priced} priced, ${t.audit.withBodies} with bodies, total cost $${t.audit.costUsd.toFixed(4)}; ` +
         `${t.nonStream?.costed ?? 0}/${t.nonStream?.requests ?? 0} non-stream responses carried x-gateway-cost-usd.`,
     );
   }
