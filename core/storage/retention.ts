@@ -2,7 +2,7 @@
  * Retention enforced while the server runs, by the audit writer (on its worker thread): the calls
  * table is kept under `maxRows` rows and its pages under `maxBytes`, oldest calls first, rows older
  * than `maxAgeMs` go; once the writer is quiet after a purge, the file and the WAL give the space back.
- * Checking costs a counter comparison and two pragmas per batch; the row count is read from the table once.
+ * Checking costs a counter comparison and three pragmas per batch; the row count is read from the table once.
  */
 import type { Database } from './db.ts';
 
@@ -26,7 +26,7 @@ export interface RetentionOptions {
   maxRows?: number;
   maxBytes?: number;
   maxAgeMs?: number;
-  /** How often age is checked (rows and size are checked after every batch: a counter and two pragmas). Default 10 s. */
+  /** How often age is checked (rows and size are checked after every batch: a counter and three pragmas). Default 10 s. */
   checkEveryMs?: number;
   /** How long the writer must be quiet after a purge before the file and the WAL give their free space back. Default 5 s. */
   reclaimAfterQuietMs?: number;
