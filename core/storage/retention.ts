@@ -73,7 +73,7 @@ const DEFAULT_RECLAIM_AFTER_QUIET_MS = 5_000;
  * over the batches. Giving the freed pages back to the file system (`incremental_vacuum` moves pages from the end
  * of the file into the holes, then the WAL is truncated) waits for a quiet spell: under load the freed pages are
  * the next rows' pages anyway, and moving them on every purge cost the audit thread 50-100 µs a call for seconds
- * at a time on a gateway at its 2 GiB cap (the bench's 100 KB prompts get there within minutes).
+ * at a time on a gateway at its 2 GiB cap (a load of 100 KB prompts gets there in well under a minute).
  */
 export class Retention {
   private readonly db: Database;

@@ -38,7 +38,7 @@ export interface GatewayOptions {
 }
 
 export interface AuditSummary {
-  /** Rows still in the calls table (retention removes the oldest at the `audit.maxBytes` cap: the bench's 100 KB prompts reach it). */
+  /** Rows still in the calls table (retention removes the oldest at the `audit.maxBytes` cap; a round's gateway stays under the default). */
   rows: number;
   /** Calls the writer recorded, from the running totals (`spend_daily`), which retention does not lower. */
   recorded: number;
