@@ -1,9 +1,11 @@
 /**
  * Retention enforced while the server runs, by the audit writer (on its worker thread): the calls
  * table is kept under `maxRows` rows and its pages under `maxBytes`, oldest calls first, rows older
- * than `maxAgeMs` go; once the writer is quiet after a purge, the file and the WAL give the space back.
+ * than `maxAgeMs` go; once the writer is quiet after a purge (or with a WAL past its limit), the file and the
+ * WAL give the space back.
  * Checking costs a counter comparison and three pragmas per batch; the row count is read from the table once.
  */
+import { statSync } from 'node:fs';
 import type { Database } from './db.ts';
 
 const CHUNK = 5000;
@@ -30,6 +32,11 @@ export interface RetentionOptions {
   checkEveryMs?: number;
   /** How long the writer must be quiet after a purge before the file and the WAL give their free space back. Default 5 s. */
   reclaimAfterQuietMs?: number;
+  /**
+   * A WAL file larger than this is truncated in the same quiet spell, purge or not. Default 64 MiB. The WAL keeps
+   * its largest size: one batch of 2,000 calls with 64 KiB prompts leaves ~130 MB on disk beside the database.
+   */
+  walLimitBytes?: number;
 }
 
 /**
@@ -67,6 +74,7 @@ const SLACK = 0.01;
 /** Free space an idle check gives back even when it deleted nothing (a purge's, left by a stop before the quiet spell). */
 const RECLAIM_MIN_BYTES = 8 * 1024 * 1024;
 const DEFAULT_RECLAIM_AFTER_QUIET_MS = 5_000;
+const DEFAULT_WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
  * At a cap, every row written under load means old rows deleted; that costs about what writing them did, spread
@@ -92,9 +100,9 @@ export class Retention {
     return this.options.reclaimAfterQuietMs ?? DEFAULT_RECLAIM_AFTER_QUIET_MS;
   }
 
-  /** Whether rows were deleted since the free space was last given back. */
+  /** Whether rows were deleted since the free space was last given back, or the WAL file grew past its limit. */
   get reclaimDue(): boolean {
-    return this.freedSinceReclaim;
+    return this.freedSinceReclaim || this.walBytes() > (this.options.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES);
   }
 
   /** Called after rows were written; returns how many old rows were deleted. Gives no space back (`reclaim`). */
@@ -118,7 +126,7 @@ export class Retention {
     this.lastCheck = Number.NEGATIVE_INFINITY;
     this.rows = null;
     const deleted = this.afterWrite(0, now);
-    if (this.freedSinceReclaim || freePages(this.db) * pageSize(this.db) >= RECLAIM_MIN_BYTES) this.reclaim();
+    if (this.reclaimDue || freePages(this.db) * pageSize(this.db) >= RECLAIM_MIN_BYTES) this.reclaim();
     return deleted;
   }
 
@@ -132,6 +140,11 @@ export class Retention {
     } catch {
       /* busy: the next purge tries again */
     }
+  }
+
+  /** The WAL file's size on disk (0 for an in-memory database, or before the first write). */
+  private walBytes(): number {
+    return statSync(`${this.db.name}-wal`, { throwIfNoEntry: false })?.size ?? 0;
   }
 
   private count(): number {

@@ -126,6 +126,22 @@ describe('running retention', () => {
     }
   });
 
+  it('truncates a WAL grown past its limit once the writer is quiet, with no purge', async () => {
+    const big = 'w'.repeat(30_000);
+    const store = Store.open(home, { audit: { flushIntervalMs: 60_000, retention: { maxBytes: 1024 ** 3, checkEveryMs: 0, reclaimAfterQuietMs: 50, walLimitBytes: 256 * 1024 } } });
+    const walSize = (): number => statSync(path.join(home, 'gateway.db-wal'), { throwIfNoEntry: false })?.size ?? 0;
+    try {
+      for (let i = 0; i < 40; i++) store.audit.record(row({ requestBody: big, responseBody: big }));
+      store.audit.flush();
+      expect(walSize()).toBeGreaterThan(256 * 1024);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(walSize()).toBe(0);
+      expect(count(store)).toBe(40);
+    } finally {
+      store.close();
+    }
+  });
+
   it('deletes rows older than maxAgeMs', () => {
     const store = Store.open(home, { audit: { flushIntervalMs: 60_000, retention: { maxAgeMs: 86_400_000, checkEveryMs: 0 } } });
     try {
