@@ -151,17 +151,16 @@ export class Retention {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM calls').get() as { n: number }).n;
   }
 
-  private trim(n: number): number {
-    const deleted = trimOldestCalls(this.db, n);
+  /** `trimOldestCalls`, keeping the row count in step. */
+  private trim(n: number, beforeTime?: number): number {
+    const deleted = trimOldestCalls(this.db, n, beforeTime);
     this.rows = Math.max(0, (this.rows ?? 0) - deleted);
     return deleted;
   }
 
   private enforceAge(now: number): number {
     if (this.options.maxAgeMs === undefined) return 0;
-    const n = trimOldestCalls(this.db, Number.MAX_SAFE_INTEGER, now - this.options.maxAgeMs);
-    this.rows = Math.max(0, (this.rows ?? 0) - n);
-    return n;
+    return this.trim(Number.MAX_SAFE_INTEGER, now - this.options.maxAgeMs);
   }
 
   /** Over the cap, the oldest rows go until the pages in use are under it by the slack; sized from the average row. */
