@@ -41,6 +41,9 @@ const median = (xs: number[]): number => {
   return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 
+/** Each thread's median, as `name µs, ...`. */
+const threadMedians = (threads: Map<string, number[]>): string => [...threads].map(([name, us]) => `${name} ${median(us).toFixed(1)}`).join(', ');
+
 const upPort = await freePort();
 const upstream = spawnNode({ name: 'upstream', cpu: 1, args: [path.join(BENCH_DIR, 'upstream.ts'), '--port', String(upPort)] });
 await waitForLine(upstream, /READY/, 10_000);
@@ -73,8 +76,7 @@ async function measure(side: Side): Promise<void> {
       if (r.serverCpuUsPerReq !== null) total.push(r.serverCpuUsPerReq);
       for (const [name, us] of Object.entries(r.serverThreadCpuUsPerReq ?? {})) append(threads, name, us);
     }
-    const perThread = [...threads].map(([name, us]) => `${name} ${median(us).toFixed(1)}`).join(', ');
-    console.log(`${side}: ${total.map((x) => x.toFixed(1)).join(' / ')} µs per call -> ${median(total).toFixed(1)} (${perThread})`);
+    console.log(`${side}: ${total.map((x) => x.toFixed(1)).join(' / ')} µs per call -> ${median(total).toFixed(1)} (${threadMedians(threads)})`);
     results[side].total.push(median(total));
     for (const [name, us] of threads) append(results[side].threads, name, median(us));
   } finally {
@@ -89,6 +91,5 @@ try {
 }
 for (const side of ['A', 'B'] as const) {
   const r = results[side];
-  const perThread = [...r.threads].map(([name, us]) => `${name} ${median(us).toFixed(1)}`).join(', ');
-  console.log(`${side} (${roots[side]}): median ${median(r.total).toFixed(1)} µs per call over ${r.total.length} processes (${perThread})`);
+  console.log(`${side} (${roots[side]}): median ${median(r.total).toFixed(1)} µs per call over ${r.total.length} processes (${threadMedians(r.threads)})`);
 }
