@@ -8,6 +8,7 @@ import module from 'node:module';
 import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
+import { SERVER_V8_FLAGS } from './server-v8-flags.js';
 import { freshStartBundle } from './start-bundle.js';
 
 /**
@@ -17,15 +18,6 @@ import { freshStartBundle } from './start-bundle.js';
  * back. A value the user set wins.
  */
 const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
-
-/**
- * V8's inlining budget for the server, doubled (defaults 460 and 920 bytes of bytecode). A call's path is many
- * small functions (request, routing, admission, failover, pricing, audit row) under a few large ones, and the
- * default cumulative budget stops TurboFan inlining them partway. Measured with `scripts/bench/ab.ts` (fresh
- * gateways in turns, on the bench's load): the gateway with these was cheaper per call in 18 of 24 pairs
- * (README, Benchmark). Set before anything is optimised; a value given on Node's own command line wins.
- */
-const SERVER_V8_FLAGS = ['--max-inlined-bytecode-size=920', '--max-inlined-bytecode-size-cumulative=1840'];
 
 // First of all, before any signal is caught: re-running in place resets the handlers, and a stop signal
 // caught by this image would be lost to the next one.
@@ -104,6 +96,7 @@ function enableCompileCache() {
   }
 }
 
+/** SERVER_V8_FLAGS (server-v8-flags.js), set before anything is optimised; a value on Node's own command line wins. */
 function tuneV8ForServer() {
   for (const flag of SERVER_V8_FLAGS) {
     const name = flag.slice(0, flag.indexOf('='));

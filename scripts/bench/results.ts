@@ -22,6 +22,7 @@ export interface UpstreamStats {
 export const TARGET = {
   direct: 'direct',
   lean: 'lean',
+  leanV8: 'lean-v8',
   bare: 'bare',
   gateway: 'gateway',
   messages: 'messages',

@@ -1,25 +1,25 @@
 /**
- * The lean floor and the gateway measured again, in turns (lean, gateway, lean, gateway...), BENCH_ROUNDS
- * times in all: on a shared VM the same server's CPU per call moves 20-30% from one 5 s window to the next,
+ * The lean floor and the gateway (and the floor with the gateway's V8 flags, when that row ran) measured again,
+ * in turns (lean, lean-v8, gateway, lean, ...), BENCH_ROUNDS times in all: on a shared VM the same server's CPU per call moves 20-30% from one 5 s window to the next,
  * and one window each made every ratio a draw. Each row then shows, per mode, its median round; every
  * round's figure is kept (`TargetResult.rounds`) and printed.
  */
 import type { BenchContext, Scenario } from './context.ts';
 import type { LoadResult } from './load.ts';
 import type { TargetResult } from './results.ts';
-import { TARGET } from './results.ts';
-import { gatewayChatScenario, leanScenario } from './targets.ts';
+import { gatewayChatScenario, leanScenario, leanV8Scenario } from './targets.ts';
 
 const MODES = ['nonStream', 'stream', 'bigPrompt'] as const;
 
 export const roundsScenario: Scenario = {
   name: 'rounds',
   run: async (ctx) => {
-    const pairs = [
-      { scenario: leanScenario, row: ctx.targets.find((t) => t.name === TARGET.lean) },
-      { scenario: gatewayChatScenario, row: ctx.targets.find((t) => t.name === TARGET.gateway) },
-    ];
-    if (ctx.cfg.rounds < 2 || pairs.some((p) => !p.row || p.row.error || !p.row.nonStream)) return;
+    const arm = (scenario: Scenario) => ({ scenario, row: ctx.targets.find((t) => t.name === scenario.name) });
+    const usable = (p: ReturnType<typeof arm>): boolean => p.row !== undefined && !p.row.error && p.row.nonStream !== null;
+    const required = [arm(leanScenario), arm(gatewayChatScenario)];
+    if (ctx.cfg.rounds < 2 || !required.every(usable)) return;
+    const leanV8 = arm(leanV8Scenario);
+    const pairs = usable(leanV8) ? [required[0], leanV8, required[1]] : required;
     const extra = new Map<TargetResult, TargetResult[]>(pairs.map((p) => [p.row as TargetResult, []]));
     for (let round = 2; round <= ctx.cfg.rounds; round++) {
       for (const p of pairs) {

@@ -28,7 +28,7 @@ import { formatReport } from './report.ts';
 import type { BenchResults, Verdict } from './results.ts';
 import { roundsScenario } from './rounds.ts';
 import { teamScenario } from './team-scenario.ts';
-import { bareScenario, directScenario, gatewayChatScenario, leanScenario, litellmScenario, messagesScenario, portkeyScenario, responsesScenario } from './targets.ts';
+import { bareScenario, directScenario, gatewayChatScenario, leanScenario, leanV8Scenario, litellmScenario, messagesScenario, portkeyScenario, responsesScenario } from './targets.ts';
 
 const memoryScenario: Scenario = {
   name: 'memory',
@@ -45,6 +45,7 @@ const memoryScenario: Scenario = {
 const SCENARIOS: Scenario[] = [
   directScenario,
   leanScenario,
+  leanV8Scenario,
   bareScenario,
   gatewayChatScenario,
   roundsScenario,

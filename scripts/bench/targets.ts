@@ -15,6 +15,7 @@ import { portkeyVersion, startPortkey } from './portkey.ts';
 import { spawnNode } from './proc.ts';
 import { TARGET, emptyTarget } from './results.ts';
 import { awaitReady } from './server.ts';
+import { SERVER_V8_FLAGS } from '../../bin/server-v8-flags.js';
 import type { ServerUnderTest } from './server.ts';
 
 export const directScenario: Scenario = {
@@ -24,16 +25,19 @@ export const directScenario: Scenario = {
   },
 };
 
-/** One of the bench's own proxies (`script` in scripts/bench/) in front of the fake upstream, pinned to the servers' core. */
-export async function startProxy(ctx: BenchContext, name: string, script: string): Promise<ServerUnderTest & { port: number }> {
+/**
+ * One of the bench's own proxies (`script` in scripts/bench/) in front of the fake upstream, pinned to the servers' core;
+ * `nodeArgs` go to Node before the script.
+ */
+export async function startProxy(ctx: BenchContext, name: string, script: string, nodeArgs: readonly string[] = []): Promise<ServerUnderTest & { port: number }> {
   const port = await freePort();
-  const child = spawnNode({ name, cpu: ctx.serverCpu, args: [path.join(BENCH_DIR, script), '--port', String(port), '--target', ctx.upBase] });
+  const child = spawnNode({ name, cpu: ctx.serverCpu, args: [...nodeArgs, path.join(BENCH_DIR, script), '--port', String(port), '--target', ctx.upBase] });
   const ready = await awaitReady(child, port, `http://127.0.0.1:${port}/healthz`, { timeoutMs: 15_000, settleMs: 500 });
   return { url: `http://127.0.0.1:${port}`, port, headers: {}, ...ready, stop: () => child.stop() };
 }
 
 /** A pass-through proxy script run as `node SCRIPT --port N --target UPSTREAM` with a `/healthz` route. */
-function proxyScenario(name: string, label: string, script: string, note: string): Scenario {
+function proxyScenario(name: string, label: string, script: string, note: string, nodeArgs: readonly string[] = []): Scenario {
   return {
     name,
     run: async (ctx) => {
@@ -42,7 +46,7 @@ function proxyScenario(name: string, label: string, script: string, note: string
         label,
         note,
         bigPrompt: true,
-        start: () => startProxy(ctx, name, script),
+        start: () => startProxy(ctx, name, script, nodeArgs),
         probeClientAbort: (c, server) => probeClientAbort(c, server.url, server.port),
       });
     },
@@ -54,6 +58,15 @@ export const leanScenario = proxyScenario(
   'lean `node:http` + undici proxy (the floor)',
   'lean-proxy.ts',
   'the floor every ratio is against: node:http + undici.request, one write per upstream chunk with backpressure, no stream.pipeline, the upstream call aborted when the client leaves.',
+);
+
+/** The floor again with the V8 flags `gateway start` sets: what those flags give any Node proxy, beside what they give the gateway. */
+export const leanV8Scenario = proxyScenario(
+  TARGET.leanV8,
+  "lean proxy with the gateway's V8 flags",
+  'lean-proxy.ts',
+  `the floor run with the V8 flags \`gateway start\` sets (${SERVER_V8_FLAGS.join(' ')}; bin/server-v8-flags.js): the gateway's ratio against it is what its own code costs over a floor tuned alike.`,
+  SERVER_V8_FLAGS,
 );
 
 export const bareScenario = proxyScenario(
