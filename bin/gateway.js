@@ -7,8 +7,6 @@ import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import v8 from 'node:v8';
-import { SERVER_V8_FLAGS } from './server-v8-flags.js';
 import { freshStartBundle } from './start-bundle.js';
 
 /**
@@ -21,10 +19,7 @@ const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
 
 // First of all, before any signal is caught: re-running in place resets the handlers, and a stop signal
 // caught by this image would be lost to the next one.
-if (process.argv[2] === 'start') {
-  runWithServerMemorySettings();
-  tuneV8ForServer();
-}
+if (process.argv[2] === 'start') runWithServerMemorySettings();
 
 // `gateway start`: from the first line, a stop signal is remembered instead of killing the process (the
 // CLI takes a while to load); cli/stop-signals.ts takes these over (same Symbol.for slot).
@@ -93,19 +88,6 @@ function enableCompileCache() {
     if (r.directory) process.env.NODE_COMPILE_CACHE = r.directory;
   } catch {
     /* a cache is an optimisation: never a reason not to start */
-  }
-}
-
-/** SERVER_V8_FLAGS (server-v8-flags.js), set before anything is optimised; a value on Node's own command line wins. */
-function tuneV8ForServer() {
-  for (const flag of SERVER_V8_FLAGS) {
-    const name = flag.slice(0, flag.indexOf('='));
-    // V8 reads `_` and `-` alike in a flag's name.
-    const given = process.execArgv.some((a) => {
-      const arg = a.replaceAll('_', '-');
-      return arg === name || arg.startsWith(`${name}=`);
-    });
-    if (!given) v8.setFlagsFromString(flag);
   }
 }
 

@@ -88,6 +88,7 @@ export function registerStart(program: Command): void {
         return;
       }
       lock.listening(gw.port, gw.url);
+      (await import('../../core/gateway/v8-tuning.ts')).tuneV8ForServer();
       writeServerState(home, { url: gw.url, baseUrl: gw.baseUrl, pid: process.pid, startedAt: new Date().toISOString() });
       // Judged on the address actually bound, so a non-loopback "host" in settings.json warns as well as --host.
       if (!isLoopback(gw.host)) {

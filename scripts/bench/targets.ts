@@ -15,7 +15,7 @@ import { portkeyVersion, startPortkey } from './portkey.ts';
 import { spawnNode } from './proc.ts';
 import { TARGET, emptyTarget } from './results.ts';
 import { awaitReady } from './server.ts';
-import { SERVER_V8_FLAGS } from '../../bin/server-v8-flags.js';
+import { SERVER_V8_FLAGS } from '../../core/gateway/v8-tuning.ts';
 import type { ServerUnderTest } from './server.ts';
 
 export const directScenario: Scenario = {
@@ -65,7 +65,7 @@ export const leanV8Scenario = proxyScenario(
   TARGET.leanV8,
   "lean proxy with the gateway's V8 flags",
   'lean-proxy.ts',
-  `the floor run with the V8 flags \`gateway start\` sets (${SERVER_V8_FLAGS.join(' ')}; bin/server-v8-flags.js): the gateway's ratio against it is what its own code costs over a floor tuned alike.`,
+  `the floor run with the V8 flags \`gateway start\` sets (${SERVER_V8_FLAGS.join(' ')}; core/gateway/v8-tuning.ts): the gateway's ratio against it is what its own code costs over a floor tuned alike.`,
   SERVER_V8_FLAGS,
 );
 

@@ -1,1 +1,0 @@
-export declare const SERVER_V8_FLAGS: readonly string[];
