@@ -3,7 +3,7 @@
  * of bytecode). A call's path is many small functions (request, routing, admission, failover, pricing, the
  * audit row) under a few larger ones, and the default cumulative budget stops TurboFan inlining them partway.
  * Set once the server listens, not at launch: with them from the first line, start-up's own hot code was
- * compiled with the larger budget too (measured: start to first 200 ~20 ms slower), while the calls' path is
+ * compiled with the larger budget too (measured: start to first 200 ~30 ms slower), while the calls' path is
  * optimised under load, later. `npm run bench` runs the lean floor with these same flags as well (`lean-v8`),
  * so what they would give any Node proxy shows beside what they give the gateway.
  */
