@@ -1,8 +1,8 @@
 /**
  * The lean floor and the gateway (and the floor with the gateway's V8 flags, when that row ran) measured again,
- * in turns (lean, lean-v8, gateway, lean, ...), BENCH_ROUNDS times in all: on a shared VM the same server's CPU per call moves 20-30% from one 5 s window to the next,
- * and one window each made every ratio a draw. Each row then shows, per mode, its median round; every
- * round's figure is kept (`TargetResult.rounds`) and printed.
+ * in turns (lean, lean-v8, gateway, lean, ...), BENCH_ROUNDS times in all: on a shared VM the same server's CPU
+ * per call moves 20-30% from one 5 s window to the next, and one window each made every ratio a draw. Each row
+ * then shows, per mode, its median round; every round's figure is kept (`TargetResult.rounds`) and printed.
  */
 import type { BenchContext, Scenario } from './context.ts';
 import type { LoadResult } from './load.ts';
@@ -15,7 +15,7 @@ export const roundsScenario: Scenario = {
   name: 'rounds',
   run: async (ctx) => {
     const arm = (scenario: Scenario) => ({ scenario, row: ctx.targets.find((t) => t.name === scenario.name) });
-    const usable = (p: ReturnType<typeof arm>): boolean => p.row !== undefined && !p.row.error && p.row.nonStream !== null;
+    const usable = (p: ReturnType<typeof arm>): boolean => p.row !== undefined && !p.row.error && !!p.row.nonStream;
     const required = [arm(leanScenario), arm(gatewayChatScenario)];
     if (ctx.cfg.rounds < 2 || !required.every(usable)) return;
     const leanV8 = arm(leanV8Scenario);

@@ -15,8 +15,8 @@ import { portkeyVersion, startPortkey } from './portkey.ts';
 import { spawnNode } from './proc.ts';
 import { TARGET, emptyTarget } from './results.ts';
 import { awaitReady } from './server.ts';
-import { SERVER_V8_FLAGS } from '../../core/gateway/v8-tuning.ts';
 import type { ServerUnderTest } from './server.ts';
+import { SERVER_V8_FLAGS } from '../../core/gateway/v8-tuning.ts';
 
 export const directScenario: Scenario = {
   name: TARGET.direct,
