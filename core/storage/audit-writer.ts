@@ -225,7 +225,10 @@ export class AuditWriter {
     for (const row of rows) if (row.requestBytes !== undefined) freeBuffer(row.requestBytes);
   }
 
-  /** After a purge: the space goes back when the writer has been quiet that long (each batch starts the wait again). */
+  /**
+   * After a purge, or with the WAL past its limit: the space goes back when the writer has been quiet that long
+   * (each batch starts the wait again).
+   */
   private scheduleReclaim(retention: Retention): void {
     if (this.reclaimTimer !== null) {
       this.reclaimTimer.refresh();
