@@ -77,22 +77,72 @@ function promptTokens(messages: unknown): number {
   return n;
 }
 
+/**
+ * The most output tokens the request allows (`max_completion_tokens`, else `max_tokens`), or null for no cap.
+ * A real provider stops there with `finish_reason: "length"`; a demo that ignored it let a budget's admission,
+ * which reserves exactly that worst case, be overspent.
+ */
+function outputCap(body: Record<string, unknown>): number | null {
+  for (const k of ['max_completion_tokens', 'max_tokens']) {
+    const v = body[k];
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 1) return v;
+  }
+  return null;
+}
+
+/**
+ * The reply cut to at most `cap` tokens: the longest run of whole words that fits (a binary search over word
+ * boundaries, so an echoed 100 KB prompt is counted a few times, not once per word), else characters of the
+ * first word.
+ */
+export function demoReply(text: string, cap: number | null): { text: string; tokens: number; cut: boolean } {
+  const whole = countTokens(text);
+  if (cap === null || whole <= cap) return { text, tokens: whole, cut: false };
+  const ends: number[] = [];
+  for (const m of text.matchAll(/\S+\s*/g)) ends.push(m.index + m[0].length);
+  let lo = 0;
+  let hi = ends.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (countTokens(text.slice(0, ends[mid - 1])) <= cap) lo = mid;
+    else hi = mid - 1;
+  }
+  let out = lo === 0 ? '' : text.slice(0, ends[lo - 1]);
+  if (out === '') {
+    for (const ch of text) {
+      if (countTokens(out + ch) > cap) break;
+      out += ch;
+    }
+  }
+  return { text: out, tokens: countTokens(out), cut: true };
+}
+
+/** `n` as OpenAI takes it: an integer from 1 (default 1); the gateway has already refused other values. */
+function choiceCount(body: Record<string, unknown>): number {
+  const n = body.n;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? Math.min(n, 128) : 1;
+}
+
 async function chat(body: Record<string, unknown>, res: ServerResponse, delay: number): Promise<void> {
   if (body.model !== DEMO_CHAT_MODEL) {
     return json(res, 404, { error: { message: `The demo provider has no chat model \`${String(body.model)}\`.`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' } });
   }
-  const reply = `Demo reply to: ${lastUserText(body.messages)}`;
-  const usage = { prompt_tokens: promptTokens(body.messages), completion_tokens: countTokens(reply), total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } };
+  const reply = demoReply(`Demo reply to: ${lastUserText(body.messages)}`, outputCap(body));
+  const finish = reply.cut ? 'length' : 'stop';
+  const n = choiceCount(body);
+  // Every choice is generated, and billed: n times the reply's tokens.
+  const usage = { prompt_tokens: promptTokens(body.messages), completion_tokens: reply.tokens * n, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } };
   usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
   const id = `chatcmpl-demo${randomBytes(8).toString('hex')}`;
   const created = Math.floor(Date.now() / 1000);
+  const indexes = Array.from({ length: n }, (_, i) => i);
   if (body.stream !== true) {
     return json(res, 200, {
       id,
       object: 'chat.completion',
       created,
       model: DEMO_CHAT_MODEL,
-      choices: [{ index: 0, message: { role: 'assistant', content: reply, refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+      choices: indexes.map((index) => ({ index, message: { role: 'assistant', content: reply.text, refusal: null, annotations: [] }, logprobs: null, finish_reason: finish })),
       usage,
       system_fingerprint: null,
     });
@@ -100,14 +150,15 @@ async function chat(body: Record<string, unknown>, res: ServerResponse, delay: n
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const base = { id, object: 'chat.completion.chunk', created, model: DEMO_CHAT_MODEL, system_fingerprint: null };
   const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
-  send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] });
-  const words = reply.match(/\S+\s*/g) ?? [];
+  for (const index of indexes) send({ ...base, choices: [{ index, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }] });
+  const words = reply.text.match(/\S+\s*/g) ?? [];
   for (const w of words) {
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     if (res.destroyed) return;
-    send({ ...base, choices: [{ index: 0, delta: { content: w }, logprobs: null, finish_reason: null }] });
+    // Choices interleave, one chunk each, as OpenAI streams them.
+    for (const index of indexes) send({ ...base, choices: [{ index, delta: { content: w }, logprobs: null, finish_reason: null }] });
   }
-  send({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] });
+  for (const index of indexes) send({ ...base, choices: [{ index, delta: {}, logprobs: null, finish_reason: finish }] });
   const opts = body.stream_options as { include_usage?: boolean } | undefined;
   if (opts?.include_usage) send({ ...base, choices: [], usage });
   res.end('data: [DONE]\n\n');
