@@ -61,9 +61,9 @@ export function corsHeaders(origin: string): Record<string, string> {
   return {
     'access-control-allow-origin': origin,
     'access-control-allow-credentials': 'true',
-    'access-control-allow-headers': 'authorization, content-type, x-api-key, openai-organization, openai-project, x-stainless-os, x-stainless-lang, x-stainless-package-version, x-stainless-runtime, x-stainless-runtime-version, x-stainless-arch, x-stainless-retry-count, x-stainless-timeout, x-stainless-helper-method',
+    'access-control-allow-headers': 'authorization, content-type, x-api-key, openai-organization, openai-project, x-stainless-os, x-stainless-lang, x-stainless-package-version, x-stainless-runtime, x-stainless-runtime-version, x-stainless-arch, x-stainless-retry-count, x-stainless-timeout, x-stainless-helper-method, x-stainless-async, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access',
     'access-control-allow-methods': 'GET, POST, OPTIONS',
-    'access-control-expose-headers': 'x-request-id, x-gateway-cost-usd, x-gateway-provider, x-gateway-model, x-gateway-attempts, x-gateway-pricing, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens',
+    'access-control-expose-headers': 'x-request-id, x-gateway-cost-usd, x-gateway-provider, x-gateway-model, x-gateway-attempts, x-gateway-pricing, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens, x-should-retry, retry-after-ms, request-id',
     'access-control-max-age': '600',
     vary: 'Origin',
   };

@@ -86,7 +86,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     let cors: Record<string, string> = {};
     if (cap.refuses(req)) {
       req.resume();
-      sendError(res, tooManyConnections(maxConnections), { 'x-request-id': requestId, 'retry-after': '1', connection: 'close' });
+      sendFrontEndError(res, frontEndForPath(req, path), tooManyConnections(maxConnections), requestId, { 'retry-after': '1', connection: 'close' });
       return;
     }
     try {
@@ -95,7 +95,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       if (origin) cors = corsHeaders(origin);
     } catch (err) {
       req.resume();
-      sendError(res, err, { 'x-request-id': requestId });
+      // In the envelope of the protocol the path speaks: Claude Code reads only Anthropic's on /v1/messages.
+      sendFrontEndError(res, frontEndForPath(req, path), err, requestId, {});
       return;
     }
     if (req.method === 'OPTIONS') {
@@ -306,6 +307,11 @@ function frontEndFor(req: IncomingMessage, route: ModelCallRoute | null): FrontE
   if (route === 'messages' || route === 'count-tokens') return anthropicMessagesFrontEnd;
   if (route !== null) return openAIChatFrontEnd;
   return req.headers['anthropic-version'] !== undefined || req.headers['x-api-key'] !== undefined ? anthropicMessagesFrontEnd : openAIChatFrontEnd;
+}
+
+/** The protocol of a request not yet routed: Anthropic's on its paths, else as `frontEndFor` tells from the headers. */
+function frontEndForPath(req: IncomingMessage, path: string): FrontEnd {
+  return path === '/v1/messages' || path === '/v1/messages/count_tokens' ? anthropicMessagesFrontEnd : frontEndFor(req, null);
 }
 
 /** Sends an error in the front end's envelope; returns the status the client saw. */

@@ -92,6 +92,21 @@ describe('Host header (DNS rebinding guard), default settings', () => {
     expect(up.requests.length).toBe(before);
   });
 
+  it('refuses a foreign Host or Origin on /v1/messages in Anthropic\'s envelope, which Claude Code reads', async () => {
+    for (const headers of [{ host: `evil.example:${port}` }, { host: `localhost:${port}`, origin: 'https://evil.example' }]) {
+      const r = await raw(port, {
+        method: 'POST',
+        path: '/v1/messages',
+        headers: { ...headers, 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': t.key },
+        body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(r.status).toBe(403);
+      expect(r.json()).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
+      expect(r.json().error?.message).toMatch(headers.origin ? /corsOrigins/ : /allowedHosts/);
+      expect(r.headers['request-id']).toMatch(/^req_/);
+    }
+  });
+
   it('refuses a foreign Host on the admin API, even with the admin token', async () => {
     const r = await raw(port, { path: '/admin/snapshot', headers: { host: 'evil.example', authorization: `Bearer ${t.gw.adminToken}` } });
     expect(r.status).toBe(403);
@@ -226,6 +241,20 @@ describe('CORS with corsOrigins configured', () => {
     expect(r.headers['access-control-allow-headers']).toMatch(/authorization/);
     expect(r.headers['access-control-allow-headers']).toMatch(/content-type/);
     expect(r.headers.vary).toMatch(/Origin/);
+  });
+
+  it('lets the Anthropic SDK through its preflight, and exposes the headers the SDKs read', async () => {
+    const asked = ['x-api-key', 'anthropic-version', 'anthropic-beta', 'anthropic-dangerous-direct-browser-access', 'x-stainless-async'];
+    const r = await raw(port, {
+      method: 'OPTIONS',
+      path: '/v1/messages',
+      headers: { host: `127.0.0.1:${port}`, origin: allowed, 'access-control-request-method': 'POST', 'access-control-request-headers': asked.join(', ') },
+    });
+    expect(r.status).toBe(204);
+    const allowedHeaders = String(r.headers['access-control-allow-headers']).split(/,\s*/);
+    for (const h of asked) expect(allowedHeaders).toContain(h);
+    const exposed = String(r.headers['access-control-expose-headers']).split(/,\s*/);
+    for (const h of ['request-id', 'x-should-retry', 'retry-after-ms', 'retry-after']) expect(exposed).toContain(h);
   });
 
   it('puts the CORS headers on the actual request too, exposing x-request-id', async () => {
