@@ -169,8 +169,14 @@ export async function runAttempts<T>(
   }
 
   const error = finalError(failures, attempts);
-  // Every response that reached a provider says how many attempts it took, failures included.
-  if (attempts.length > 0) error.headers['x-gateway-attempts'] = String(attempts.length);
+  // Every response that reached a provider says how many attempts it took and, as for an answer, which
+  // provider and model it reached (here the last one tried), failures included.
+  const last = attempts[attempts.length - 1];
+  if (last !== undefined) {
+    error.headers['x-gateway-provider'] = last.provider;
+    error.headers['x-gateway-model'] = last.model;
+    error.headers['x-gateway-attempts'] = String(attempts.length);
+  }
   throw new AttemptsFailed(error, attempts);
 }
 

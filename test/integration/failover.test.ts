@@ -123,6 +123,8 @@ describe('upstream 500', () => {
     // One first attempt and one retry (sameProviderRetries = 1), however many attempts are allowed.
     expect(alpha.requests).toHaveLength(2);
     expect(err.headers?.get('x-gateway-attempts')).toBe('2');
+    expect(err.headers?.get('x-gateway-provider')).toBe('alpha');
+    expect(err.headers?.get('x-gateway-model')).toBe(MODEL);
     expect(err.headers?.get('x-should-retry')).toBe('false');
     const row = await auditRow(t, err.requestID);
     expect(row).toMatchObject({ status: 502, attempts: 2, errorType: 'api_error' });
