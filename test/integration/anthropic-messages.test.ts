@@ -303,6 +303,15 @@ describe("errors in Anthropic's envelope", () => {
     const bad = await fetch(`${root}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': t.keys.agent }, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] }) });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: Field required' } });
+    // A field of the wrong type is not reported as missing.
+    for (const [body, message] of [
+      [{ model: 'claude-sonnet-4-6', max_tokens: 'ten', messages: [{ role: 'user', content: 'x' }] }, 'max_tokens: Input should be a valid number'],
+      [{ model: 'claude-sonnet-4-6', max_tokens: 5, messages: 'x' }, 'messages: Input should be a valid list'],
+    ] as const) {
+      const wrong = await fetch(`${root}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': t.keys.agent }, body: JSON.stringify(body) });
+      expect(wrong.status).toBe(400);
+      expect(await wrong.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message } });
+    }
   });
 });
 

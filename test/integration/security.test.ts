@@ -93,7 +93,8 @@ describe('Host header (DNS rebinding guard), default settings', () => {
   });
 
   it('refuses a foreign Host or Origin on /v1/messages in Anthropic\'s envelope, which Claude Code reads', async () => {
-    for (const headers of [{ host: `evil.example:${port}` }, { host: `localhost:${port}`, origin: 'https://evil.example' }]) {
+    const cases: Array<Record<string, string>> = [{ host: `evil.example:${port}` }, { host: `localhost:${port}`, origin: 'https://evil.example' }];
+    for (const headers of cases) {
       const r = await raw(port, {
         method: 'POST',
         path: '/v1/messages',

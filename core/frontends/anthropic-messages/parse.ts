@@ -22,8 +22,22 @@ export function check<T>(schema: ZodType<T>, body: unknown): T {
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const where = issue.path.join('.');
-  const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
-  throw badRequest(`${where}: ${missing ? 'Field required' : issue.message}`, missing ? 'missing_parameter' : 'invalid_value', where || null);
+  if (issue.code !== 'invalid_type') throw badRequest(`${where}: ${issue.message}`, 'invalid_value', where || null);
+  // zod does not keep the input it refused: the body itself says whether the field is absent or of the wrong type.
+  if (valueAt(body, issue.path) === undefined) throw badRequest(`${where}: Field required`, 'missing_parameter', where || null);
+  throw badRequest(`${where}: Input should be a valid ${PYDANTIC_TYPE[issue.expected] ?? issue.expected}`, 'invalid_type', where || null);
+}
+
+/** Anthropic's API (pydantic) names the types it expected so. */
+const PYDANTIC_TYPE: Record<string, string> = { number: 'number', int: 'integer', string: 'string', array: 'list', object: 'dictionary', boolean: 'boolean' };
+
+function valueAt(body: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let v = body;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
 }
 
 const cacheControl = (v: unknown): { cacheControl?: CacheControl } => (isObj(v) && v.type === 'ephemeral' ? { cacheControl: v as unknown as CacheControl } : {});
