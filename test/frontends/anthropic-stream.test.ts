@@ -70,8 +70,8 @@ describe('AnthropicStreamRenderer', () => {
     expect(frames[8].data.content_block).toEqual({ type: 'tool_use', id: 'call_b', name: 'time', input: {} });
     const end = frames.at(-2)!.data;
     expect(end.delta).toEqual({ stop_reason: 'tool_use', stop_sequence: null });
-    // Anthropic's semantics: input_tokens excludes cache reads.
-    expect(end.usage).toEqual({ input_tokens: 6, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, output_tokens: 5 });
+    // Anthropic's semantics: input_tokens excludes cache reads; the call's cost rides along, as in chat's usage chunk.
+    expect(end.usage).toEqual({ input_tokens: 6, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, output_tokens: 5, cost: 0.001 });
   });
 
   it("another provider's reasoning becomes a thinking block with the gateway's mark; its opaque data is never passed off as a signature", () => {

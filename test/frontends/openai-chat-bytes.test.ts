@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { spliceUsageCost } from '../../core/frontends/openai-chat/cost-splice.ts';
+import { spliceUsageCost } from '../../core/frontends/cost-splice.ts';
 import { stringifyWithCost } from '../../core/pricing/cost.ts';
 import { clientChatText, openAIChatBody, openAIChatRequest } from '../../core/providers/openai/request.ts';
 import type { CallContext, ChatRequest, ProviderSettings } from '../../core/providers/types.ts';

@@ -60,7 +60,7 @@ const sdk = (apiKey = t.keys.agent, opts: Partial<ConstructorParameters<typeof A
 const lastBody = (fake: FakeUpstream) => fake.requests.at(-1)!.body as Record<string, unknown>;
 
 describe('pass-through to an Anthropic upstream', () => {
-  it('messages.create: the answer as Anthropic sent it, cost in a header, one audit row with user agent and session', async () => {
+  it('messages.create: the answer as Anthropic sent it with usage.cost added, cost in a header, one audit row with user agent and session', async () => {
     const { data, response } = await sdk()
       .messages.create({ model: 'claude-sonnet-4-6', max_tokens: 50, messages: [{ role: 'user', content: 'hello there' }] }, { headers: { 'x-claude-code-session-id': 'sess-123' } })
       .withResponse();
@@ -71,6 +71,8 @@ describe('pass-through to an Anthropic upstream', () => {
     expect(response.headers.get('x-gateway-provider')).toBe('claude');
     expect(response.headers.get('request-id')).toBe(response.headers.get('x-request-id'));
     expect(Number(response.headers.get('x-gateway-cost-usd'))).toBeGreaterThan(0);
+    // The same figure in the body, as every front end gives it: `usage.cost`, a plain decimal.
+    expect(String((data.usage as unknown as { cost: number }).cost)).toBe(response.headers.get('x-gateway-cost-usd'));
     const row = await auditRow(t, response.headers.get('x-request-id'));
     expect(row).toMatchObject({ endpoint: '/v1/messages', status: 200, provider: 'claude', keyName: 'agent', inputTokens: 5, sessionId: 'sess-123' });
     expect(row.userAgent).toMatch(/Anthropic\/JS/);
@@ -184,8 +186,17 @@ describe('translated to an OpenAI upstream', () => {
     // Usage in Anthropic's semantics: the fake's prompt tokens (no cache here).
     expect(msg.usage.input_tokens).toBeGreaterThan(0);
     expect(msg.usage.output_tokens).toBe(2);
+    // The streamed message_delta's usage names the cost too, as chat's usage chunk does (the SDK keeps only
+    // the token counts of it, so the event is read as sent).
+    const raw = await fetch(`${root}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': t.keys.agent, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hello there' }] }),
+    });
+    const delta = /event: message_delta\ndata: (.*)\n/.exec(await raw.text());
+    expect(JSON.parse(delta?.[1] ?? '{}').usage.cost).toBeGreaterThan(0);
 
-    const final = await client.messages.create({
+    const { data: final, response: finalResponse } = await client.messages.create({
       model: 'gpt-4o-mini',
       max_tokens: 200,
       tools: [WEATHER_TOOL],
@@ -195,7 +206,8 @@ describe('translated to an OpenAI upstream', () => {
         { role: 'assistant', content: msg.content },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: (use as { id: string }).id, content: 'sunny 21C' }] },
       ],
-    });
+    }).withResponse();
+    expect(String((final.usage as unknown as { cost: number }).cost)).toBe(finalResponse.headers.get('x-gateway-cost-usd'));
     expect(final.content).toEqual([{ type: 'text', text: '[sys:Be brief] Tool said: sunny 21C' }]);
     expect(final.stop_reason).toBe('end_turn');
     const sent = lastBody(openai) as { messages: Array<Record<string, unknown>>; tools: unknown[] };

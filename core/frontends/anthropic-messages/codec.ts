@@ -6,6 +6,7 @@ import type { Candidate } from '../../gateway/model-router.ts';
 import { AnthropicPassthroughDecoder, anthropicPassthroughRequest } from '../../providers/anthropic/passthrough.ts';
 import { fromAnthropicUsage } from '../../providers/anthropic/usage.ts';
 import type { AnthropicUsage } from '../../providers/anthropic/wire.ts';
+import { spliceUsageCost } from '../cost-splice.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -20,8 +21,8 @@ export function anthropicPassthroughCodec(req: CallRequest, bodyText?: string): 
         kind: 'native',
         usage: isObj(body.usage) ? fromAnthropicUsage(body.usage as AnthropicUsage) : null,
         text: blocks.map((b) => (typeof b.text === 'string' ? b.text : b.type === 'tool_use' ? `${String(b.name)}${JSON.stringify(b.input ?? {})}` : '')).join(''),
-        // The body goes back as Anthropic sent it; the cost is in `x-gateway-cost-usd`.
-        render: () => text,
+        // The body goes back as Anthropic sent it, with `cost` added to its `usage` (as chat's does).
+        render: (end) => (end.costUsd !== null && isObj(body.usage) ? (spliceUsageCost(text, body.usage, end.costUsd) ?? text) : text),
       };
     },
     frames: () => new AnthropicPassthroughDecoder(),

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { CallResult, FinishReason } from '../../pipeline/call-model.ts';
 import type { ResponseMeta, StreamEnd } from '../../pipeline/front-end.ts';
 import type { Usage } from '../../usage.ts';
+import { stringifyWithCost } from '../../pricing/cost.ts';
 import { encodeToolId } from '../opaque.ts';
 
 const STOP_REASONS = new Set(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded']);
@@ -61,14 +62,11 @@ export function renderMessage(result: CallResult, meta: ResponseMeta, end: Strea
     } else if (p.type === 'text') content.push({ type: 'text', text: p.text });
     else if (p.type === 'tool-call') content.push({ type: 'tool_use', id: encodeToolId(p.id, p.opaque), name: p.name, input: input(p.arguments) });
   }
-  return JSON.stringify({
-    id: messageId(result.id),
-    type: 'message',
-    role: 'assistant',
-    model: meta.requestedModel,
-    content,
-    stop_reason: stopReason(choice?.finish ?? null),
-    stop_sequence: null,
-    usage: anthropicUsage(end.usage ?? result.usage),
-  });
+  const usage: Record<string, unknown> = anthropicUsage(end.usage ?? result.usage);
+  // `usage.cost` as every front end gives it (a plain decimal); Anthropic's SDKs keep fields they do not know.
+  return stringifyWithCost(
+    { id: messageId(result.id), type: 'message', role: 'assistant', model: meta.requestedModel, content, stop_reason: stopReason(choice?.finish ?? null), stop_sequence: null, usage },
+    usage,
+    end.costUsd,
+  );
 }

@@ -5,6 +5,7 @@
  * a signature Anthropic itself made; pings keep a silent upstream from looking dead.
  */
 import type { GatewayError } from '../../errors.ts';
+import { stringifyWithCost } from '../../pricing/cost.ts';
 import type { CallEvent, FinishReason } from '../../pipeline/call-model.ts';
 import type { ResponseMeta, StreamEnd, StreamRenderer } from '../../pipeline/front-end.ts';
 import { encodeToolId } from '../opaque.ts';
@@ -12,6 +13,12 @@ import { errorType } from './errors.ts';
 import { anthropicUsage, GATEWAY_SIGNATURE, messageId, stopReason } from './render.ts';
 
 const sse = (name: string, payload: Record<string, unknown>): string => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...payload })}\n\n`;
+
+/** The final `message_delta`: its usage carries `cost` when the call is priced, as chat's usage chunk does. */
+function messageDelta(stop: string | null, info: StreamEnd): string {
+  const usage: Record<string, unknown> = anthropicUsage(info.usage);
+  return `event: message_delta\ndata: ${stringifyWithCost({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage }, usage, info.costUsd)}\n\n`;
+}
 
 export const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
 
@@ -88,7 +95,7 @@ export class AnthropicStreamRenderer implements StreamRenderer {
       this.start('') +
       this.close() +
       this.flushWaiting() +
-      sse('message_delta', { delta: { stop_reason: stopReason(this.finish), stop_sequence: null }, usage: anthropicUsage(info.usage) }) +
+      messageDelta(stopReason(this.finish), info) +
       sse('message_stop', {})
     );
   }

@@ -6,7 +6,7 @@
 import { toOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import { stringifyWithCost } from '../../pricing/cost.ts';
-import { spliceUsageCost } from './cost-splice.ts';
+import { spliceUsageCost } from '../cost-splice.ts';
 import type { UpstreamCodec } from '../../pipeline/codec.ts';
 import { neutralCodec } from '../../pipeline/codec.ts';
 import type { CallRequest } from '../../pipeline/call-model.ts';

@@ -12,7 +12,7 @@ import type { FrontEnd, ResponseMeta, StreamEnd, StreamRenderer } from '../../pi
 import type { ChatRequest } from '../../providers/types.ts';
 import { validateChatRequest } from '../../gateway/chat-validate.ts';
 import { parseChatRequest } from './parse.ts';
-import { spliceUsageCost } from './cost-splice.ts';
+import { spliceUsageCost } from '../cost-splice.ts';
 import { ChatChunkWriter, renderChatCompletion } from './render.ts';
 
 export function openAIErrorResponse(err: GatewayError): { status: number; headers: Record<string, string>; body: string } {

@@ -4,7 +4,7 @@
  * Returns null when that object cannot be found for certain; the caller then serialises as before.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { formatUsd } from '../../pricing/cost.ts';
+import { formatUsd } from '../pricing/cost.ts';
 
 const USAGE_KEY = '"usage":';
 /** `usage":` (from its `u`): JSON is full of `"`, so a search from the quote stopped at every one (~8x slower). */
