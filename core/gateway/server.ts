@@ -228,6 +228,10 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       } else {
         const failure = storageFailure(err, deps.store) ?? (err instanceof AttemptsFailed ? err.error : err);
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
+        // Refused before admission (a bad body): a key with limits still sees where it stands, as on every answer.
+        if (ctx.key && (ctx.key.rpm || ctx.key.tpm) && ctx.baseHeaders['x-ratelimit-limit-requests'] === undefined && ctx.baseHeaders['x-ratelimit-limit-tokens'] === undefined) {
+          await addRateLimitState(ctx).catch(() => undefined);
+        }
         if (!req.complete) {
           // The rest of the body is not wanted: answer, then close rather than drain a trickle forever.
           if (!res.headersSent) res.setHeader('connection', 'close');
@@ -244,6 +248,12 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     }
   }
 
+  /** The key's rate-limit headers, as they stand, without counting this request. */
+  async function addRateLimitState(ctx: RequestContext): Promise<void> {
+    const peek = deps.limiter.peek(ctx.key.id, { rpm: ctx.key.rpm, tpm: ctx.key.tpm });
+    Object.assign(ctx.baseHeaders, (peek instanceof Promise ? await peek : peek).headers);
+  }
+
   async function plain(req: IncomingMessage, res: ServerResponse, requestId: string, route: PlainRoute, param: string | undefined, query: URLSearchParams, cors: Record<string, string>): Promise<void> {
     req.resume();
     const record = new CallRecord({ requestId, startedAt: Date.now(), startedPerf: performance.now(), key: null, endpoint: route, stream: false });
@@ -252,10 +262,7 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       const key = authenticate(req, deps.live);
       ctx.key = key instanceof Promise ? await key : key;
       // A key with limits sees its rate-limit state on every response; only model calls count against it.
-      if (ctx.key.rpm || ctx.key.tpm) {
-        const peek = deps.limiter.peek(ctx.key.id, { rpm: ctx.key.rpm, tpm: ctx.key.tpm });
-        Object.assign(ctx.baseHeaders, (peek instanceof Promise ? await peek : peek).headers);
-      }
+      if (ctx.key.rpm || ctx.key.tpm) await addRateLimitState(ctx);
       switch (route) {
         case 'models':
           return handleListModels(ctx, frontEndFor(req, null).protocol === 'anthropic-messages');

@@ -289,6 +289,13 @@ describe('429 rate_limit_exceeded (the key\'s own limit)', () => {
     const err = await failure<NotFoundError>(chat(client, 'no-such-model-anywhere'));
     expect(err.status).toBe(404);
     expect(err.headers?.get('x-ratelimit-limit-requests')).toBe('100');
+    // And a request refused before admission (a body that is not JSON, a missing field), counting nothing.
+    for (const body of ['{bad', JSON.stringify({ model: 'gpt-4o-mini' })]) {
+      const bad = await fetch(`${t.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.keys.roomy}`, 'content-type': 'application/json' }, body });
+      expect(bad.status).toBe(400);
+      expect(bad.headers.get('x-ratelimit-limit-requests')).toBe('100');
+      expect(bad.headers.get('x-ratelimit-limit-tokens')).toBe('100000');
+    }
     // So does a models listing, which shows the state without spending a request.
     const listed = await fetch(`${t.baseUrl}/models`, { headers: { authorization: `Bearer ${t.keys.roomy}` } });
     const remaining = Number(listed.headers.get('x-ratelimit-remaining-requests'));
