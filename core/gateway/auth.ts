@@ -1,6 +1,6 @@
 /** Local key authentication: a SHA-256 lookup in the live key table, no I/O on the hot path. */
 import type { IncomingMessage } from 'node:http';
-import { invalidApiKey } from '../errors.ts';
+import { GatewayError, invalidApiKey } from '../errors.ts';
 import { hashLocalKey } from '../keys/local-key.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
 import type { LiveConfig } from './live-config.ts';
@@ -54,8 +54,17 @@ export function authenticate(req: IncomingMessage, live: LiveConfig): Awaitable<
   });
 }
 
+/** A 401 for a key the gateway knows but will not serve (disabled or deleted): the audit row still names it. */
+export class RefusedKey extends GatewayError {
+  readonly key: StoredKey;
+  constructor(key: StoredKey, message: string) {
+    super({ status: 401, type: 'invalid_api_key', code: 'invalid_api_key', message });
+    this.key = key;
+  }
+}
+
 function usable(key: StoredKey): StoredKey {
-  if (key.state === 'disabled') throw invalidApiKey(`The key "${key.name}" is disabled. Enable it with \`gateway keys enable ${key.name}\`.`);
-  if (key.state === 'deleted') throw invalidApiKey(`The key "${key.name}" was deleted. Create a new one with \`gateway keys create --name NAME\`.`);
+  if (key.state === 'disabled') throw new RefusedKey(key, `The key "${key.name}" is disabled. Enable it with \`gateway keys enable ${key.name}\`.`);
+  if (key.state === 'deleted') throw new RefusedKey(key, `The key "${key.name}" was deleted. Create a new one with \`gateway keys create --name NAME\`.`);
   return key;
 }

@@ -9,7 +9,7 @@ import { createCassetteLayer } from '../cassettes/layer.ts';
 import { GatewayError, internalError, notFound } from '../errors.ts';
 import type { CallRow } from '../storage/audit-writer.ts';
 import { AttemptsFailed, ClientGone } from './attempts.ts';
-import { authenticate } from './auth.ts';
+import { authenticate, RefusedKey } from './auth.ts';
 import { handleBalance, handleBillingUsage, handleSubscription, handleUserInfo } from './billing-handler.ts';
 import { CallAbort } from './call-abort.ts';
 import { CallRecord } from './call-record.ts';
@@ -228,6 +228,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
       } else {
         const failure = storageFailure(err, deps.store) ?? (err instanceof AttemptsFailed ? err.error : err);
         if (err instanceof AttemptsFailed) record.attempts = err.attempts;
+        // A disabled or deleted key's refused calls are found under that key (`gateway logs --key NAME`).
+        if (err instanceof RefusedKey) record.key = err.key;
         // Refused before admission (a bad body): a key with limits still sees where it stands, as on every answer.
         if (ctx.key && (ctx.key.rpm || ctx.key.tpm) && ctx.baseHeaders['x-ratelimit-limit-requests'] === undefined && ctx.baseHeaders['x-ratelimit-limit-tokens'] === undefined) {
           await addRateLimitState(ctx).catch(() => undefined);

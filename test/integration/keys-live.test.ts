@@ -111,6 +111,10 @@ describe('live key changes', () => {
       message = (err as Error).message;
     }
     expect(message).toContain('disabled');
+    // The refused call is logged under the key that made it, so `gateway logs --key toggled` finds it.
+    expect(await tryKey(secret)).toBe(401);
+    t.flush();
+    expect(listCalls(cli.db, { limit: 100, keyName: 'toggled' }).some((c) => c.status === 401)).toBe(true);
     changedAt = Date.now();
     cli.keys.setState('toggled', 'active');
     await becomes(secret, 'ok', changedAt);
