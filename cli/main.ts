@@ -77,7 +77,12 @@ function exitCodeFor(err: unknown): number {
     process.stderr.write(`gateway: ${err.message}\n`);
     return err.exitCode;
   }
-  if (err instanceof StorageError || err instanceof KeychainUnavailableError || err instanceof TeamConfigError) {
+  if (err instanceof TeamConfigError) {
+    // A team URL that is missing its pair or is not postgres:// / redis:// is a usage mistake, whichever way it came.
+    process.stderr.write(`gateway: ${err.message}\n`);
+    return 2;
+  }
+  if (err instanceof StorageError || err instanceof KeychainUnavailableError) {
     process.stderr.write(`gateway: ${err.message}\n`);
     return 1;
   }

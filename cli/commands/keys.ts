@@ -6,7 +6,7 @@ import type { StoredKey } from '../../core/storage/keys-repo.ts';
 import type { CallQueries } from '../../core/state/gateway-state.ts';
 import { periodStart } from '../../core/gateway/budget.ts';
 import { formatUsd } from '../../core/pricing/cost.ts';
-import { usageError } from '../cli-error.ts';
+import { CliError, usageError } from '../cli-error.ts';
 import { note, out, parseList, printJson, table, withStore } from '../context.ts';
 
 const limitsSchema = z.object({
@@ -82,7 +82,11 @@ export function registerKeys(program: Command): void {
     .action(async (opts: Record<string, string>) => {
       const name = checkName(opts.name);
       const limits = parseLimits(opts);
+      if (opts.models !== undefined && !limits.models?.length) throw usageError('--models needs at least one model name (leave it out to allow every model)');
       await withStore(async (store) => {
+        if ((await store.keys.list({ includeDeleted: false })).some((k) => k.name === name)) {
+          throw new CliError(`A key named "${name}" already exists. Pick another name, or \`gateway keys rotate ${name}\` for a new secret for it (\`gateway keys list\` shows them).`);
+        }
         const issued = await store.keys.create({ name, ...limits });
         out(issued.secret);
         note(`Key "${name}" created. It is shown only this once; store it in your tool's settings.`);

@@ -167,7 +167,7 @@ export function registerLogs(program: Command): void {
       const json = opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true;
       await withStore(async (store) => {
         const call = await store.calls.getCall(id);
-        if (!call) throw new CliError(`No call with id ${id}; ids are the x-request-id header and the first column of \`gateway logs\`.`);
+        if (!call) throw new CliError(`No call with id ${id}; ids (req_...) are the x-request-id header of a response and the last field of each \`gateway logs\` line.`);
         const d = callDetailJson(call);
         if (json) return printJson(d);
         out(formatCallLine(d));

@@ -23,7 +23,8 @@ const addSchema = z.object({
   preset: z.string().optional(),
   baseUrl: z.string().url('--base-url must be a URL such as https://api.example.com/v1').optional(),
   models: z.string().optional(),
-  priority: z.coerce.number().int('--priority must be an integer').optional(),
+  // The message on coerce itself too: `--priority abc` coerces to NaN, which fails the type check first.
+  priority: z.coerce.number({ message: '--priority must be an integer (lower goes first; default 100)' }).int('--priority must be an integer (lower goes first; default 100)').optional(),
   keyStdin: z.boolean().optional(),
   keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, '--key-env must be an environment variable name').optional(),
   apiVersion: z.string().optional(),
@@ -172,6 +173,15 @@ export function registerProviders(program: Command): void {
         }
         await store.providers.remove(name);
         note(`Provider "${name}" removed.`);
+        // Aliases keep their targets (the provider may be added back); one left with none of its own serves nothing.
+        const stranded = (await store.aliases.list()).filter((a) => a.targets.some((t) => t.provider === name));
+        for (const a of stranded) {
+          const left = a.targets.filter((t) => t.provider !== name).map((t) => `${t.provider}/${t.model}`);
+          note(
+            `Warning: alias "${a.name}" still names ${name}/${a.targets.find((t) => t.provider === name)?.model}; ` +
+              (left.length > 0 ? `it goes on to ${left.join(', ')}.` : `it now serves nothing: \`gateway aliases set ${a.name} PROVIDER/MODEL\` or \`gateway aliases remove ${a.name}\`.`),
+          );
+        }
       });
     });
 

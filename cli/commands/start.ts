@@ -20,7 +20,7 @@ import { offerInitOnFirstRun } from './init.ts';
 import { rowLinePieces } from './logs.ts';
 
 const optsSchema = z.object({
-  port: z.coerce.number().int().min(0).max(65535).optional(),
+  port: z.coerce.number({ message: 'must be a port number from 0 to 65535 (0 picks a free one)' }).int('must be a port number from 0 to 65535 (0 picks a free one)').min(0, 'must be a port number from 0 to 65535 (0 picks a free one)').max(65535, 'must be a port number from 0 to 65535 (0 picks a free one)').optional(),
   host: z.string().min(1).optional(),
   demo: z.boolean().optional(),
   tui: z.boolean().optional(),
@@ -51,6 +51,11 @@ export function registerStart(program: Command): void {
     .option('--record <dir>', 'forward every model call and record it to the cassette in DIR')
     .option('--replay <dir>', 'answer model calls only from the cassette in DIR (no provider is contacted)')
     .option('--replay-or-record <dir>', 'replay from DIR, forward and record what it lacks')
+    // Team mode's flags belong to every command (cli/main.ts), so commander lists them under `gateway --help` only.
+    .addHelpText(
+      'after',
+      '\nTeam mode (PostgreSQL + Redis instead of this machine\'s SQLite):\n  --database <url>  PostgreSQL URL (or GATEWAY_DATABASE_URL)\n  --redis <url>     Redis URL (or GATEWAY_REDIS_URL)\n  e.g. gateway start --database postgres://user:pass@host/db --redis redis://host:6379',
+    )
     .action(async (raw: Record<string, unknown>) => {
       const parsed = optsSchema.safeParse(raw);
       if (!parsed.success) throw usageError(`--${String(parsed.error.issues[0]?.path[0])}: ${parsed.error.issues[0]?.message}`);

@@ -51,10 +51,13 @@ export function admit(ctx: RequestContext, requested: string, estimate: CallEsti
   const { deps, key } = ctx;
   const resolution = resolveModel(requested, deps.live);
   if (!resolution) {
+    const alias = deps.live.aliases.get(requested);
     const hint =
       deps.live.providers.length === 0
         ? 'no provider is configured: run `gateway providers add NAME --type openai --key-env OPENAI_API_KEY` (or `gateway start --demo` to try `demo-chat`)'
-        : `no configured provider serves it; run \`gateway providers add ...\` or \`gateway providers refresh\`, or \`gateway aliases set ${requested} provider/model\``;
+        : alias
+          ? `it is an alias for ${alias.targets.map((t) => `${t.provider}/${t.model}`).join(', ')}, and none of those providers is configured; run \`gateway aliases set ${requested} provider/model\``
+          : `no configured provider serves it; run \`gateway providers add ...\` or \`gateway providers refresh\`, or \`gateway aliases set ${requested} provider/model\``;
     return refuseAfterCounting(ctx, () => modelNotFound(requested, hint));
   }
 

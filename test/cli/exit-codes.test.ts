@@ -46,6 +46,22 @@ describe('exit code 2: bad usage', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(r.stderr).not.toMatch(/NaN/);
   });
 
+  it.each([
+    [['keys', 'create', '--name', 'Y', '--models', ''], '--models'],
+    [['providers', 'add', 'p9', '--type', 'openai', '--priority', 'abc', '--key-env', 'X'], '--priority'],
+    [['start', '--port', 'abc'], '--port'],
+    [['start', '--port', '99999'], '--port'],
+    [['start', '--database', 'postgres://u:p@127.0.0.1:9/db'], '--redis'],
+    [['start', '--database', 'mysql://x', '--redis', 'redis://127.0.0.1:9'], 'postgres://'],
+  ])('%j names what is wrong', async (args, named) => {
+    const r = await cli(...args);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(named);
+    expect(r.stderr).not.toMatch(/NaN|Invalid input/);
+    expect(keyNames()).toEqual(['taken']);
+  });
+
   it('a missing required option', async () => {
     const r = await cli('keys', 'create');
     expect(r.code).toBe(2);
@@ -68,6 +84,7 @@ describe('exit code 1: failure', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('taken');
+    expect(r.stderr).toContain('gateway keys rotate taken');
     expect(keyNames()).toEqual(['taken']);
   });
 });

@@ -61,9 +61,13 @@ describe('gateway providers', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(found!.models.sort()).toEqual(['listed-a', 'listed-b', 'listed-c']);
   });
 
-  it('remove, and removing an unknown provider fails with exit 1', async () => {
+  it('remove (warning about aliases left without it), and removing an unknown provider fails with exit 1', async () => {
+    expect((await cli('aliases', 'set', 'only-fixed', 'fixed/a')).code).toBe(0);
+    expect((await cli('aliases', 'set', 'spread', 'fixed/a,found/listed-a')).code).toBe(0);
     const rm = await cli('providers', 'remove', 'fixed');
     expect(rm.code).toBe(0);
+    expect(rm.stderr).toMatch(/alias "only-fixed" still names fixed\/a; it now serves nothing/);
+    expect(rm.stderr).toMatch(/alias "spread" still names fixed\/a; it goes on to found\/listed-a/);
     const list = await cli('providers', 'list', '--json');
     expect((JSON.parse(list.stdout) as ProviderJson[]).map((p) => p.name)).toEqual(['found']);
 

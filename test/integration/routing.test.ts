@@ -345,3 +345,14 @@ describe('an alias spanning two providers with different model ids', () => {
     ]);
   });
 });
+
+describe('an alias whose providers are all gone', () => {
+  it('is a 404 that says it is an alias and names its missing targets', async () => {
+    const up = await openaiFake({ models: ['gpt-4o-mini'] });
+    const t = await gateway({ providers: [{ name: 'oa', type: 'openai', baseUrl: up.url, secret: 'sk-alias-gone-0123456789', models: ['gpt-4o-mini'] }] });
+    setAlias(t, 'fast', [{ provider: 'removed', model: 'gpt-4o-mini' }]);
+    const err = await t.client().chat.completions.create({ model: 'fast', messages }).catch((e: unknown) => e as { status?: number; code?: string; message?: string });
+    expect(err).toMatchObject({ status: 404, code: 'model_not_found' });
+    expect((err as Error).message).toMatch(/alias for removed\/gpt-4o-mini.*none of those providers is configured/);
+  });
+});
