@@ -79,15 +79,12 @@ async function confirm(question: string): Promise<boolean> {
   }
 }
 
+const noKeychain = (reason: string): CliError =>
+  new CliError(
+    `No usable OS keychain: ${reason}.\nRun \`gateway init --key-env\` instead: the providers then read their variables when the gateway sends a request, so start the gateway from a shell that has them.`,
+  );
+
 async function addAll(store: GatewayState, home: string, chosen: Candidate[], mode: 'keychain' | 'env', env: NodeJS.ProcessEnv): Promise<string[]> {
-  if (mode === 'keychain') {
-    const probe = await probeKeychain(home);
-    if (!probe.ok) {
-      throw new CliError(
-        `No usable OS keychain: ${probe.reason}.\nRun \`gateway init --key-env\` instead: the providers then read their variables when the gateway sends a request, so start the gateway from a shell that has them.`,
-      );
-    }
-  }
   const added: string[] = [];
   for (const c of chosen) {
     const { known } = c;
@@ -116,13 +113,21 @@ interface InitOptions {
 }
 
 async function runInit(opts: InitOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const mode = opts.keyEnv ? 'env' : 'keychain';
+  let mode: 'keychain' | 'env' = opts.keyEnv ? 'env' : 'keychain';
   await withStore(async (store, home) => {
     const candidates = await findCandidates(store, home, env);
     const chosen = candidates.filter((c) => c.skip === null);
+    // Asked before the plan is shown: a plan that says "copied to the OS keychain" must be one that can happen.
+    const keychain = mode === 'keychain' ? await probeKeychain(home) : null;
+    if (keychain?.ok === false && chosen.length > 0) {
+      // `--yes` does what it was told or nothing; on a terminal the user is offered the variables instead.
+      if (opts.yes || !process.stdin.isTTY) throw noKeychain(keychain.reason);
+      note(`No usable OS keychain: ${keychain.reason}. The providers can read their variables instead (as \`gateway init --key-env\` does).`);
+      mode = 'env';
+    }
     if (candidates.length === 0) {
       note(`No provider keys in the environment (looked for ${KNOWN_KEY_VARS.flatMap((k) => k.vars).join(', ')}).`);
-      note('Add a provider by hand: `gateway providers add NAME --type openai --key-stdin`.');
+      note(`Add a provider by hand: \`gateway providers add NAME --type openai ${keychain?.ok === false ? '--key-env OPENAI_API_KEY' : '--key-stdin'}\`.`);
     } else describePlan(candidates, mode);
     if (chosen.length === 0) {
       if (opts.json) printJson({ added: [], skipped: candidates.map((c) => ({ variable: c.variable, reason: c.skip })) });

@@ -119,7 +119,7 @@ export function registerStart(program: Command): void {
         if (v && holdsGatewayKey(process.env[v])) note(`Warning: provider "${p.settings.name}": ${gatewayKeyInVarMessage(p.settings.name, v)}`);
       }
       if (gw.deps.live.providers.length === 0) {
-        note('No provider yet: `gateway init` moves OPENAI_API_KEY and the like into the keychain, or `gateway providers add NAME --type openai --key-stdin`, or restart with --demo.');
+        note('No provider yet: `gateway init` moves OPENAI_API_KEY and the like into the keychain (`gateway init --key-env` where there is none), or `gateway providers add NAME --type openai --key-stdin` (`--key-env OPENAI_API_KEY` without a keychain), or restart with --demo.');
       }
       const tryLine = await demoCurl(home, gw.baseUrl, gw.createdKey?.secret ?? null, gw.deps.store);
       note(tryLine ? `Try:\n${tryLine}` : `Try: curl ${gw.baseUrl}/models -H "Authorization: Bearer $OPENAI_API_KEY"   (after \`eval "$(gateway env --new-key mytool)"\`)`);

@@ -85,6 +85,8 @@ describe('gateway init', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('No usable OS keychain');
     expect(r.stderr).toContain('gateway init --key-env');
+    // No plan that could not happen is shown first.
+    expect(r.stderr).not.toContain('copied to the OS keychain');
     expect((await runCli(['providers', 'list', '--json'], { home: h })).stdout.trim()).toBe('[]');
   });
 
