@@ -38,7 +38,8 @@ const setSchema = z
     message: 'give at least --input/--output (per million tokens), --per-minute or --per-image',
   });
 
-type Row = { model: string; provider: string; source: string; updated: string | null; price: ModelPrice };
+/** `price` is null for a served model nothing prices (listed by `--all`, so it can be found). */
+type Row = { model: string; provider: string; source: string; updated: string | null; price: ModelPrice | null };
 
 export function registerPrices(program: Command): void {
   const prices = program.command('prices').description('model prices: your own (override the bundled data), and the rates in force');
@@ -111,7 +112,10 @@ export function registerPrices(program: Command): void {
         if (opts.json) {
           return printJson(rows.map((r) => ({ model: r.model, provider: r.provider, source: r.source, updated: r.updated, ...describe(r.price) })));
         }
-        if (rows.length === 0) return note(opts.all ? 'No priced models found.' : 'No prices of your own; the bundled price data applies (see `gateway prices list --all`).');
+        if (rows.length === 0) {
+          if (staleDays !== null) return note(`None of your prices is older than ${staleDays} day${staleDays === 1 ? '' : 's'}.`);
+          return note(opts.all ? 'No models found: add a provider, or `gateway providers refresh`.' : 'No prices of your own; the bundled price data applies (see `gateway prices list --all`).');
+        }
         table(
           ['MODEL', 'PROVIDER', 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE WRITE', 'OTHER', 'SOURCE', 'UPDATED'],
           rows.map((r) => {
@@ -141,10 +145,16 @@ async function priceRows(store: GatewayState, all: boolean): Promise<Row[]> {
   book.setUserPrices(Object.fromEntries(mine.map((p) => [p.model, fromStoredPrice(p)])));
   const rows: Row[] = mine.map((p) => ({ model: p.model, provider: '*', source: 'user', updated: new Date(p.updatedAt).toISOString(), price: book.lookup('openai', null, p.model)! }));
   if (!all) return rows;
+  // Every model a provider serves, its fixed list or the one discovered from it; one without a price says so.
+  const served = await store.providers.allServedModels();
   for (const provider of (await store.providers.list())) {
-    for (const model of provider.models ?? []) {
+    for (const model of served.get(provider.name) ?? []) {
       const price = book.lookup(provider.type, provider.preset, model);
-      if (price === null || price.source === 'user') continue;
+      if (price === null) {
+        rows.push({ model, provider: provider.name, source: 'none: unpriced (`gateway prices set MODEL ...`)', updated: null, price: null });
+        continue;
+      }
+      if (price.source === 'user') continue;
       const source = price.source === 'bundled' ? book.dataVersion() : price.source === 'builtin' ? 'builtin (gateway table, 2026-11)' : price.source;
       rows.push({ model, provider: provider.name, source, updated: null, price });
     }
@@ -152,22 +162,22 @@ async function priceRows(store: GatewayState, all: boolean): Promise<Row[]> {
   return rows;
 }
 
-function describe(p: ModelPrice): Record<string, unknown> {
+function describe(p: ModelPrice | null): Record<string, unknown> {
   return {
-    input_per_mtok: p.inputPerMTok,
-    output_per_mtok: p.outputPerMTok,
-    cache_read_per_mtok: p.cacheReadPerMTok,
-    cache_write_per_mtok: p.cacheWritePerMTok,
-    cache_write_1h_per_mtok: p.cacheWrite1hPerMTok ?? null,
-    audio_input_per_mtok: p.audioInputPerMTok ?? null,
-    audio_output_per_mtok: p.audioOutputPerMTok ?? null,
-    image_input_per_mtok: p.imageInputPerMTok ?? null,
-    image_output_per_mtok: p.imageOutputPerMTok ?? null,
-    per_minute_usd: p.perMinuteUsd ?? null,
-    per_image_usd: p.perImageUsd ?? null,
-    service_tier_multipliers: p.serviceTierMultipliers ?? null,
-    tiers: p.tiers?.map((t) => ({ above_tokens: t.above, input_per_mtok: t.inputPerMTok, output_per_mtok: t.outputPerMTok })) ?? [],
-    max_output_tokens: p.maxOutputTokens ?? null,
+    input_per_mtok: p?.inputPerMTok ?? null,
+    output_per_mtok: p?.outputPerMTok ?? null,
+    cache_read_per_mtok: p?.cacheReadPerMTok ?? null,
+    cache_write_per_mtok: p?.cacheWritePerMTok ?? null,
+    cache_write_1h_per_mtok: p?.cacheWrite1hPerMTok ?? null,
+    audio_input_per_mtok: p?.audioInputPerMTok ?? null,
+    audio_output_per_mtok: p?.audioOutputPerMTok ?? null,
+    image_input_per_mtok: p?.imageInputPerMTok ?? null,
+    image_output_per_mtok: p?.imageOutputPerMTok ?? null,
+    per_minute_usd: p?.perMinuteUsd ?? null,
+    per_image_usd: p?.perImageUsd ?? null,
+    service_tier_multipliers: p?.serviceTierMultipliers ?? null,
+    tiers: p?.tiers?.map((t) => ({ above_tokens: t.above, input_per_mtok: t.inputPerMTok, output_per_mtok: t.outputPerMTok })) ?? [],
+    max_output_tokens: p?.maxOutputTokens ?? null,
   };
 }
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIExtraUpstream } from '../fakes/openai-extra-upstream.ts';
 import type { ExtraUpstream } from '../fakes/openai-extra-upstream.ts';
 import { auditRow } from '../support/call-checks.ts';
-import { CLI_TEST_TIMEOUT_MS, runCli } from '../support/cli.ts';
+import { CLI_TEST_TIMEOUT_MS, runCli, tempHome } from '../support/cli.ts';
 import { startTestGateway } from '../support/gateway-harness.ts';
 import type { TestGateway } from '../support/gateway-harness.ts';
 import { silentWav } from '../support/wav.ts';
@@ -92,5 +92,19 @@ describe('prices set for audio and images', () => {
     expect(rows.find((r) => r.model === 'my-whisper')).toMatchObject({ source: 'user', per_minute_usd: 0.01 });
     // Nothing is stale yet; everything is with --stale 0.
     expect(JSON.parse((await runCli(['prices', 'list', '--json', '--stale', '1'], { home: t.home })).stdout)).toEqual([]);
+    expect((await runCli(['prices', 'list', '--stale', '1'], { home: t.home })).stderr).toContain('None of your prices is older than 1 day');
+    // --all lists every model the provider serves, one nothing prices included, so it can be found.
+    const all = JSON.parse((await runCli(['prices', 'list', '--json', '--all'], { home: t.home })).stdout) as Array<Record<string, unknown>>;
+    for (const model of MODELS) expect(all.some((r) => r.model === model)).toBe(true);
+    const fresh = tempHome('gw-prices-');
+    try {
+      const add = await runCli(['providers', 'add', 'other', '--type', 'openai-compatible', '--base-url', 'http://127.0.0.1:9/v1', '--models', 'nobody-prices-me', '--key-env', 'OTHER_KEY'], { home: fresh.home });
+      expect(add.code, add.stderr).toBe(0);
+      const listed = JSON.parse((await runCli(['prices', 'list', '--json', '--all'], { home: fresh.home })).stdout) as Array<Record<string, unknown>>;
+      expect(listed).toEqual([expect.objectContaining({ model: 'nobody-prices-me', provider: 'other', input_per_mtok: null, output_per_mtok: null })]);
+      expect(String(listed[0].source)).toMatch(/^none: unpriced/);
+    } finally {
+      fresh.cleanup();
+    }
   }, CLI_TEST_TIMEOUT_MS);
 });
