@@ -10,7 +10,8 @@ export function toResponsesUsage(u: Usage, costUsd: number | null = null): Recor
   const output = Math.round(u.outputTokens);
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: Math.round(u.cacheReadTokens), ...(u.cacheWriteTokens ? { cache_write_tokens: Math.round(u.cacheWriteTokens) } : {}) },
+    // Both members always: the SDKs' usage type requires them (inbound-protocols.md C.3).
+    input_tokens_details: { cached_tokens: Math.round(u.cacheReadTokens), cache_write_tokens: Math.round(u.cacheWriteTokens) },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: Math.round(u.reasoningTokens) },
     total_tokens: input + output,
