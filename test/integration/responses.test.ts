@@ -171,7 +171,17 @@ describe('errors', () => {
     });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { param: string; type: string } };
-    expect(body.error).toMatchObject({ type: 'invalid_request_error', param: 'model' });
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', param: 'model', code: 'missing_parameter' });
+    // A field of the wrong type: invalid_type naming what it takes, as on chat (DESIGN's error table).
+    const wrong = await fetch(`${t.baseUrl}/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', input: 5 }),
+    });
+    expect(wrong.status).toBe(400);
+    const wrongBody = (await wrong.json()) as { error: { message: string } };
+    expect(wrongBody.error).toMatchObject({ type: 'invalid_request_error', param: 'input', code: 'invalid_type' });
+    expect(wrongBody.error.message).toMatch(/expected string or array, but got number/);
   });
 
   it('an unknown model is a 404 model_not_found', async () => {

@@ -43,17 +43,33 @@ export function zodToBadRequest(err: ZodError, body: unknown): GatewayError {
   const param = issue.path.length > 0 ? issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${String(p)}`)).join('') : null;
   let value: unknown = body;
   for (const k of issue.path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[k as PropertyKey] : undefined;
+  // The gateway's codes (DESIGN's error table), as the chat front end gives them.
   if (issue.code === 'invalid_type' && value === undefined) {
-    return badRequest(`Missing required parameter: '${param}'.`, 'missing_required_parameter', param);
+    return badRequest(`Missing required parameter: '${param}'.`, 'missing_parameter', param);
   }
+  const expected = issue.code === 'invalid_union' ? unionTypes(issue.errors) : null;
+  if (expected !== null) return badRequest(`Invalid type for '${param ?? 'body'}': expected ${expected.join(' or ')}, but got ${typeName(value)}.`, 'invalid_type', param);
   return badRequest(`Invalid value for '${param ?? 'body'}': ${issue.message}.`, issue.code === 'invalid_type' ? 'invalid_type' : 'invalid_value', param);
 }
+
+/** The types a union accepts, when the value failed every branch on its type alone (`"input": 5`); else null. */
+function unionTypes(branches: ReadonlyArray<ReadonlyArray<{ code: string; path: ReadonlyArray<PropertyKey>; expected?: unknown }>>): string[] | null {
+  const types: string[] = [];
+  for (const issues of branches) {
+    const first = issues[0];
+    if (first === undefined || first.code !== 'invalid_type' || first.path.length > 0) return null;
+    types.push(String(first.expected));
+  }
+  return types.length > 0 ? [...new Set(types)] : null;
+}
+
+const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
 export function parseResponsesRequest(body: Record<string, unknown>, headers: IncomingHttpHeaders): CallRequest {
   const parsed = responsesRequestSchema.safeParse(body);
   if (!parsed.success) throw zodToBadRequest(parsed.error, body);
   const r = parsed.data;
-  if (r.input === undefined && !r.previous_response_id) throw badRequest("Missing required parameter: 'input'.", 'missing_required_parameter', 'input');
+  if (r.input === undefined && !r.previous_response_id) throw badRequest("Missing required parameter: 'input'.", 'missing_parameter', 'input');
 
   const system: TextPart[] = [];
   if (r.instructions) system.push({ type: 'text', text: r.instructions });
