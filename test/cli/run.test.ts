@@ -150,6 +150,9 @@ describe('gateway env --for', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const r = await runCli(['env', '--for', 'claude-code', '--json'], { home });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ tool: 'claude-code', env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:4141' } });
+    // Without --new-key, no placeholder value: the key variable is named as still needed.
+    expect(JSON.parse(r.stdout).env.ANTHROPIC_AUTH_TOKEN).toBeUndefined();
+    expect(JSON.parse(r.stdout).key_needed).toEqual({ variables: ['ANTHROPIC_AUTH_TOKEN'], how: 'gateway env --for claude-code --new-key NAME' });
     const plain = await runCli(['env', '--for', 'openai'], { home });
     expect(plain.stdout).toContain("export OPENAI_BASE_URL='http://127.0.0.1:4141/v1'");
     expect(plain.stdout).toMatch(/^# export OPENAI_API_KEY=/m);
