@@ -68,7 +68,7 @@ describe.skipIf(!run)('the CLI in team mode', () => {
     expect(keychain.code).toBe(1);
     expect(keychain.stderr).toMatch(/team mode.*--key-env/s);
     const half = await runCli(['--database', database, 'keys', 'list'], { home: home(), env: { GATEWAY_REDIS_URL: undefined } });
-    expect(half.code).toBe(1);
+    expect(half.code).toBe(2);
     expect(half.stderr).toContain('--redis (or GATEWAY_REDIS_URL) is missing');
   }, CLI_TEST_TIMEOUT_MS);
 });
