@@ -56,8 +56,9 @@ if (major < MIN[0] || (major === MIN[0] && minor < MIN[1])) {
     const need = `${MIN[0]}.${MIN[1]}`;
     const advice = inCheckout
       ? 'Inside the checkout, `npm ci` installs the pinned Node 24; then `./gateway ...` uses it (or `npx gateway ...`).\n'
-      : `Install Node.js ${need} or newer (https://nodejs.org, or nvm/fnm/volta), or run this package with a newer Node from npm:\n` +
-        '  npx -p node@24 -p gateway-local gateway start\n';
+      : `Install Node.js ${need} or newer (https://nodejs.org, or nvm/fnm/volta), or run this very package with a newer Node from npm:\n` +
+        // The installed folder, not the package name: it works whether or not the name is on the registry.
+        `  npx -p node@24 -p ${JSON.stringify(fileURLToPath(new URL('..', import.meta.url)).replace(/[\\/]$/, ''))} gateway start\n`;
     process.stderr.write(`gateway needs Node.js ${need} or newer; this is Node ${process.versions.node}.\n${advice}`);
     process.exit(1);
   }

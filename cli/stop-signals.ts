@@ -47,3 +47,8 @@ export function onStopSignal(fn: () => void): void {
   catchStopSignals();
   handler = fn;
 }
+
+/** A stop for a reason other than a signal (the `npx` launcher gone): handled as a signal would be. */
+export function stopAsIfSignalled(): void {
+  onSignal();
+}

@@ -13,7 +13,8 @@ import { storageErrorFor } from '../../core/storage/db.ts';
 import { gatewayKeyInVarMessage, holdsGatewayKey } from '../../core/upstream/provider-keys.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { bufferedLines } from '../buffered-lines.ts';
-import { catchStopSignals, onStopSignal, stopRequested } from '../stop-signals.ts';
+import { catchStopSignals, onStopSignal, stopAsIfSignalled, stopRequested } from '../stop-signals.ts';
+import { watchLauncher } from '../launcher-watch.ts';
 import { dataHome, note, out } from '../context.ts';
 import { demoCurl, demoKeyFile, saveDemoKey } from './demo-curl.ts';
 import { offerInitOnFirstRun } from './init.ts';
@@ -62,6 +63,8 @@ export function registerStart(program: Command): void {
       const o = parsed.data;
       // A stop signal from here on ends the start cleanly (exit 0), whatever step it arrives in.
       catchStopSignals();
+      // So does the end of an `npx gateway start` launcher, which does not pass a SIGTERM on.
+      watchLauncher(stopAsIfSignalled);
       const home = ensureDataHome(dataHome());
       // Before anything else: a second start on this home names the first and changes nothing.
       const lock = acquireStartLock(home);

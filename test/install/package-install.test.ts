@@ -91,6 +91,7 @@ describe('the packed package, installed with the system npm', { timeout: 300_000
     // 1. Pack, as `npm publish` would (prepack builds dist/).
     const packEnv: NodeJS.ProcessEnv = { ...process.env, PATH: `${path.join(REPO_ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}` };
     delete packEnv.NODE_OPTIONS;
+    const checkoutManifest = readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8');
     const packed = await run('npm', ['pack', '--pack-destination', tmp, '--json', '--loglevel=error'], { cwd: REPO_ROOT, env: packEnv, timeoutMs: 180_000 });
     expect(packed.status, packed.stderr).toBe(0);
     const tarball = readdirSync(tmp).find((f) => f.endsWith('.tgz'));
@@ -121,6 +122,19 @@ describe('the packed package, installed with the system npm', { timeout: 300_000
     for (const name of Object.keys(pkg.bin)) expect(existsSync(path.join(binDir, name)), name).toBe(true);
     const pkgRoot = path.join(prefix, 'lib', 'node_modules', pkg.name);
     expect(existsSync(path.join(pkgRoot, 'cli'))).toBe(false);
+    // Its manifest is for the files it has: the library entry point in dist/, no `prepare` (no scripts/ here).
+    const shipped = JSON.parse(readFileSync(path.join(pkgRoot, 'package.json'), 'utf8')) as { exports: Record<string, string>; scripts: Record<string, string> };
+    expect(shipped.exports['.']).toBe('./dist/core/index.js');
+    expect(shipped.scripts.prepare).toBeUndefined();
+    const library = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pkg.name)}); console.log(typeof m.resolveDataHome, typeof m.fetchSnapshot);`], {
+      cwd: path.join(prefix, 'lib'),
+      env: { ...userEnv(), PATH: cleanPath },
+    });
+    expect(library.stderr).toBe('');
+    expect(library.stdout.trim()).toBe('function function');
+    // The checkout's own manifest is back as it was.
+    expect(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).toBe(checkoutManifest);
+    expect(existsSync(path.join(REPO_ROOT, '.package.json.before-pack'))).toBe(false);
 
     // 3. Use it: a user's shell, the installed commands and a current Node on PATH, nothing of the checkout.
     const home = path.join(tmp, 'data');
@@ -160,7 +174,8 @@ describe('the packed package, installed with the system npm', { timeout: 300_000
         const old = await run(systemNode, [path.join(binDir, 'gateway'), '--version'], { cwd: work, env });
         expect(old.status).toBe(1);
         expect(old.stderr).toContain(`this is Node ${sysVersion}`);
-        expect(old.stderr).toContain('npx -p node@24 -p gateway-local gateway');
+        // Run this very package (its folder): that works whether or not its name is on the registry.
+        expect(old.stderr).toContain(`npx -p node@24 -p ${JSON.stringify(pkgRoot)} gateway start`);
         expect(old.stderr).not.toContain('checkout');
       }
     }
