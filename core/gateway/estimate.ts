@@ -150,21 +150,38 @@ function textTokens(texts: PromptTexts): number {
   return chars > MAX_TOKENIZED_CHARS ? Math.ceil(chars / 4) : sumTokens(list);
 }
 
-/** Text of the messages a chat request sends, for estimating its prompt tokens. */
-export function chatPromptText(messages: unknown): string {
-  if (!Array.isArray(messages)) return '';
+/**
+ * Text of what a chat request sends, for counting its prompt tokens: the messages' text, the tool calls in the
+ * history (names and arguments) and the tool and function definitions and a response schema, all of which
+ * providers bill as prompt. Admission reserves a budget on this count; tools left out let a key with a coding
+ * agent's tool schemas spend many times its budget.
+ */
+export function chatPromptText(body: { messages?: unknown; tools?: unknown; functions?: unknown; response_format?: unknown }): string {
   let out = '';
-  for (const m of messages) {
-    const content = (m as { content?: unknown })?.content;
-    if (typeof content === 'string') out += `${content}\n`;
-    else if (Array.isArray(content)) {
-      for (const part of content) {
-        const text = (part as { text?: unknown })?.text;
-        if (typeof text === 'string') out += `${text}\n`;
+  if (Array.isArray(body.messages)) {
+    for (const m of body.messages) {
+      if (m === null || typeof m !== 'object') continue;
+      const { content, tool_calls: calls, function_call: legacyCall } = m as { content?: unknown; tool_calls?: unknown; function_call?: unknown };
+      if (typeof content === 'string') out += `${content}\n`;
+      else if (Array.isArray(content)) {
+        for (const part of content) {
+          const text = (part as { text?: unknown })?.text;
+          if (typeof text === 'string') out += `${text}\n`;
+        }
       }
+      if (Array.isArray(calls)) for (const c of calls) out += `${callText((c as { function?: unknown })?.function)}\n`;
+      if (legacyCall !== undefined) out += `${callText(legacyCall)}\n`;
     }
   }
+  for (const defs of [body.tools, body.functions]) if (Array.isArray(defs) && defs.length > 0) out += `${JSON.stringify(defs)}\n`;
+  const format = body.response_format as { json_schema?: unknown } | undefined;
+  if (format?.json_schema !== undefined) out += `${JSON.stringify(format.json_schema)}\n`;
   return out;
+}
+
+function callText(fn: unknown): string {
+  const f = fn as { name?: unknown; arguments?: unknown } | null | undefined;
+  return `${typeof f?.name === 'string' ? f.name : ''} ${typeof f?.arguments === 'string' ? f.arguments : ''}`;
 }
 
 /** `prompt`: its text, or the counter admission used (a huge prompt is then not tokenised twice). */

@@ -14,7 +14,8 @@ import { runCall } from '../../pipeline/run-call.ts';
 import type { Usage } from '../../usage.ts';
 import { anthropicCodecFor } from './codec.ts';
 import { anthropicMessagesFrontEnd } from './front-end.ts';
-import { check, parseMessagesRequest, promptText } from './parse.ts';
+import { check, parseMessagesRequest } from './parse.ts';
+import { callPromptText as promptText } from '../../pipeline/prompt-text.ts';
 import { countTokensSchema } from './schema.ts';
 
 export async function handleMessages(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {

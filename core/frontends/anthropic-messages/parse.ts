@@ -150,17 +150,3 @@ export function parseMessagesRequest(raw: Obj, headers: IncomingHttpHeaders): Ca
   };
 }
 
-/** The text a local token count covers: system, messages (text, tool calls and results) and tool schemas. */
-export function promptText(req: CallRequest): string {
-  let out = req.system.map((p) => p.text).join('\n');
-  for (const m of req.messages) {
-    for (const p of m.content) {
-      if (p.type === 'text' || p.type === 'reasoning') out += `\n${p.text}`;
-      else if (p.type === 'tool-call') out += `\n${p.name} ${p.arguments}`;
-      else if (p.type === 'tool-result') out += `\n${typeof p.content === 'string' ? p.content : p.content.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n')}`;
-      else if (p.type === 'document') out += `\n${JSON.stringify(p.raw)}`;
-    }
-  }
-  for (const t of req.tools) out += `\n${t.name} ${t.description ?? ''} ${JSON.stringify(t.parameters ?? {})}`;
-  return out;
-}

@@ -13,7 +13,7 @@ import { openAIChatFrontEnd } from './front-end.ts';
 export function handleChat(ctx: RequestContext, raw: Record<string, unknown>): Promise<void> {
   const request = openAIChatFrontEnd.parse(raw, ctx.req.headers);
   const body = request.raw as ChatRequest;
-  const counted = promptTokenCounter(() => chatPromptText(body.messages), admissionCountsPrompt(ctx.key));
+  const counted = promptTokenCounter(() => chatPromptText(body), admissionCountsPrompt(ctx.key));
   // Without a budget the prompt is counted lazily: the call's promise is the pipeline's, no async layer around it.
   if (isPromise(counted)) return counted.then((promptTokens) => runChat(ctx, request, body, promptTokens));
   return runChat(ctx, request, body, counted);

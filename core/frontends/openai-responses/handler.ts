@@ -12,23 +12,12 @@ import type { Candidate } from '../../gateway/model-router.ts';
 import type { RequestContext } from '../../gateway/request-context.ts';
 import type { CallRequest } from '../../pipeline/call-model.ts';
 import { neutralCodec } from '../../pipeline/codec.ts';
+import { callPromptText } from '../../pipeline/prompt-text.ts';
 import { runCall } from '../../pipeline/run-call.ts';
 import { servesResponsesNatively } from '../../providers/responses-native.ts';
 import { bridgeLimits, responsesFrontEnd, responsesFrontEndFor } from './index.ts';
 import { nativeResponsesCodec } from './native-codec.ts';
 
-/** The text of a request, for estimating its prompt tokens. */
-export function responsesPromptText(req: CallRequest): string {
-  let out = req.system.map((p) => p.text).join('\n');
-  for (const m of req.messages) {
-    for (const p of m.content) {
-      if (p.type === 'text' || p.type === 'reasoning') out += `\n${p.text}`;
-      else if (p.type === 'tool-call') out += `\n${p.name} ${p.arguments}`;
-      else if (p.type === 'tool-result') out += `\n${typeof p.content === 'string' ? p.content : p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')}`;
-    }
-  }
-  return out;
-}
 
 const isNative = (c: Candidate): boolean => servesResponsesNatively(c.runtime.settings.type);
 
@@ -42,7 +31,7 @@ export async function handleResponses(ctx: RequestContext, raw: Record<string, u
     refusal = err as GatewayError;
   }
   const headers: Record<string, string> = {};
-  const counted = promptTokenCounter(() => responsesPromptText(request), admissionCountsPrompt(ctx.key));
+  const counted = promptTokenCounter(() => callPromptText(request), admissionCountsPrompt(ctx.key));
   const promptTokens = isPromise(counted) ? await counted : counted;
   await runCall(ctx, {
     frontEnd: responsesFrontEndFor(request, headers),
