@@ -2,7 +2,7 @@
  * What a call's prompt is, for the budget's worst case: providers bill tool definitions and the tool calls
  * in the history as prompt, so admission counts them too, on chat, Responses and Messages alike. A key whose
  * budget cannot pay for a coding agent's tool schemas is refused before the call, not charged many times its
- * budget after it; the same prompt without them is served.
+ * budget after it; the same prompt without them is served. With two output caps, the larger is reserved.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
@@ -55,6 +55,9 @@ describe('the prompt a budget reserves for', () => {
       { role: 'tool' as const, tool_call_id: 'c1', content: 'ok' },
     ];
     expect(await status(client.chat.completions.create({ model: 'gpt-4o-mini', max_tokens: 1, messages: history }))).toBe(402);
+    // Both output caps go upstream as sent, and an upstream may honour either: the larger is reserved.
+    expect(await status(client.chat.completions.create({ model: 'gpt-4o-mini', max_completion_tokens: 1, max_tokens: 100_000, messages }))).toBe(402);
+    expect(await status(client.chat.completions.create({ model: 'gpt-4o-mini', max_completion_tokens: 1, max_tokens: 2, messages }))).toBe(200);
   });
 
   it('Responses: tool definitions count', async () => {

@@ -19,10 +19,21 @@ export function handleChat(ctx: RequestContext, raw: Record<string, unknown>): P
   return runChat(ctx, request, body, counted);
 }
 
+/**
+ * With both `max_tokens` and `max_completion_tokens`, both go upstream unchanged and an upstream may honour
+ * either: the reservation takes the larger (the call's own cap, for a translation, stays the newer field).
+ */
+function reservedOutputCap(body: ChatRequest): number | undefined {
+  const a = body.max_tokens;
+  const b = body.max_completion_tokens;
+  return typeof a === 'number' && typeof b === 'number' && a > 0 && b > 0 ? Math.max(a, b) : undefined;
+}
+
 function runChat(ctx: RequestContext, request: CallRequest, body: ChatRequest, promptTokens: PromptCount): Promise<void> {
   return runCall(ctx, {
     frontEnd: openAIChatFrontEnd,
     request,
+    maxOutputTokens: reservedOutputCap(body),
     codecFor: chatCodec(body, request.forwardHeaders, request, ctx.bodyText, ctx.bodyBytes),
     promptTokens,
     estimate: (text) => estimateUsage(promptTokens, text, body.messages.length),
