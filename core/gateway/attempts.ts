@@ -31,11 +31,22 @@ export type AttemptFailure =
 
 export type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; failure: AttemptFailure };
 
+/** The attempt a client left in the middle of: its provider had the request, so the prompt is billed. */
+export interface AttemptInFlight {
+  candidate: Candidate;
+  apiKey: string | null;
+  /** Every attempt made, the one cut last. */
+  attempts: AttemptRecord[];
+}
+
 /** The client went away; nothing is sent back. */
 export class ClientGone extends Error {
-  constructor() {
+  /** Set when the client left while a provider was working on the call. */
+  readonly inFlight: AttemptInFlight | null;
+  constructor(inFlight: AttemptInFlight | null = null) {
     super('client closed the connection');
     this.name = 'ClientGone';
+    this.inFlight = inFlight;
   }
 }
 
@@ -126,6 +137,10 @@ export async function runAttempts<T>(
       }
     } catch (err) {
       breaker.onNeutral(c.provider);
+      if (err instanceof ClientGone && err.inFlight === null) {
+        const cut = { provider: c.provider, model: c.model, status: null, error: 'the client closed the connection', durationMs: Math.round(performance.now() - started) };
+        throw new ClientGone({ candidate: c, apiKey, attempts: [...attempts, cut] });
+      }
       throw err;
     }
     const durationMs = Math.round(performance.now() - started);

@@ -336,6 +336,10 @@ describe('a client that disconnects mid-stream', () => {
     expect(upS.requests[n - 1].aborted).toBe(true);
     const row = await lastRowFor('never mind');
     expect(row).toMatchObject({ status: 499, errorType: 'client_closed', stream: true });
+    // The provider had the request: the row names it and the key pays the prompt, estimated.
+    expect(row).toMatchObject({ provider: 'solo', model: 'gpt-4o-mini', attempts: 1, pricing: 'estimated', outputTokens: 0 });
+    expect(row.inputTokens).toBeGreaterThan(0);
+    expect(row.costUsd).toBeGreaterThan(0);
   });
 
   it('and for a non-stream call', async () => {
@@ -350,6 +354,9 @@ describe('a client that disconnects mid-stream', () => {
     expect(upS.requests[n - 1].aborted).toBe(true);
     const row = await lastRowFor('forget it');
     expect(row).toMatchObject({ status: 499, errorType: 'client_closed', stream: false });
+    expect(row).toMatchObject({ provider: 'solo', model: 'gpt-4o-mini', attempts: 1, pricing: 'estimated', outputTokens: 0 });
+    expect(row.inputTokens).toBeGreaterThan(0);
+    expect(row.costUsd).toBeGreaterThan(0);
   });
 });
 
