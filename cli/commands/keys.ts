@@ -5,7 +5,7 @@ import { formatCassetteSpec, parseCassetteSpec } from '../../core/cassettes/mode
 import type { StoredKey } from '../../core/storage/keys-repo.ts';
 import type { CallQueries } from '../../core/state/gateway-state.ts';
 import { periodStart } from '../../core/gateway/budget.ts';
-import { formatUsd } from '../../core/pricing/cost.ts';
+import { formatUsd, roundUsd } from '../../core/pricing/cost.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { note, out, parseList, printJson, table, withStore } from '../context.ts';
 
@@ -47,8 +47,9 @@ function checkName(name: string): string {
  */
 export async function keySpend(calls: CallQueries, k: StoredKey): Promise<{ spent_usd: number; spent_period: string; remaining_usd: number | null }> {
   const period = k.budgetUsd !== null ? (k.budgetPeriod ?? 'total') : 'daily';
-  const spent = await calls.spendForKey(k.id, periodStart(period));
-  return { spent_usd: spent, spent_period: period, remaining_usd: k.budgetUsd !== null ? Math.max(0, k.budgetUsd - spent) : null };
+  // Rounded to the ledger's unit: a sum of rows and a difference of floats read 0.006710000000000001 otherwise.
+  const spent = roundUsd(await calls.spendForKey(k.id, periodStart(period)));
+  return { spent_usd: spent, spent_period: period, remaining_usd: k.budgetUsd !== null ? roundUsd(Math.max(0, k.budgetUsd - spent)) : null };
 }
 
 export function keyJson(k: StoredKey) {
