@@ -54,6 +54,17 @@ const COUNT_FIELDS = [
 ] as const;
 
 /**
+ * Whether a reported usage's token counts can stand for the call: its input and output are counts (finite,
+ * not negative). One that is not (a negative count) is replaced by the gateway's own estimate, as a missing
+ * usage is; clamped to 0, it made the call free.
+ */
+export function reportsCounts(u: Usage): boolean {
+  return isCount(u.inputTokens) && isCount(u.outputTokens);
+}
+
+const isCount = (v: number): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/**
  * Clamps what an upstream reported into counts that can be priced: integers from 0 to 1e9 (negative,
  * NaN or 1e308 would otherwise turn into refunds or an Infinity that poisons a key's running spend).
  * Returns the same object when nothing needed fixing (the common case allocates nothing).

@@ -77,6 +77,8 @@ export class CallRecord {
   /** The body's whole length, when `requestBytes` holds only the start the audit row can keep. */
   requestBytesTotal: number | null = null;
   responseBody: string | null = null;
+  /** The most output tokens the call may report before the count counts as impossible (see run-call.ts); null: no bound. */
+  outputCeiling: number | null = null;
   secrets: Array<string | null> = [];
   /** Set by a handler whose response already went out but ended badly (an error event mid-stream). */
   outcome: { status: number; errorType: string | null; errorMessage: string | null } | null = null;

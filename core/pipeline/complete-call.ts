@@ -8,6 +8,7 @@ import type { RequestContext } from '../gateway/request-context.ts';
 import { clientGone } from '../gateway/request-context.ts';
 import { successHeaders } from '../gateway/success-headers.ts';
 import { readJsonBody, sendToProvider, timeoutsFor } from '../gateway/upstream-call.ts';
+import { reportsCounts } from '../usage.ts';
 import type { Usage } from '../usage.ts';
 import type { Answer, UpstreamCodec } from './codec.ts';
 import { resultText } from './codec.ts';
@@ -51,7 +52,7 @@ export async function completeCall(ctx: RequestContext, call: PipelineCall, admi
   record.servedBy(success);
   const reported = value.kind === 'result' ? value.result.usage : value.usage;
   let usage: Usage;
-  if (reported) usage = reported;
+  if (reported && reportsCounts(reported)) usage = reported;
   else {
     usage = await call.estimate(value.kind === 'result' ? resultText(value.result) : value.text);
     if (value.kind === 'result') value.result.usage = usage;

@@ -18,10 +18,13 @@ export type { PipelineCall } from './pipeline-call.ts';
 export async function runCall(ctx: RequestContext, call: PipelineCall): Promise<void> {
   const req = call.request;
   ctx.record.modelRequested = req.model;
+  const maxOutputTokens = call.maxOutputTokens !== undefined ? call.maxOutputTokens : req.maxOutputTokens;
+  const n = call.n ?? req.n;
+  ctx.record.outputCeiling = outputCeiling(maxOutputTokens, n);
   let admitted = admit(ctx, req.model, {
     inputTokens: call.promptTokens,
-    maxOutputTokens: call.maxOutputTokens !== undefined ? call.maxOutputTokens : req.maxOutputTokens,
-    n: call.n ?? req.n,
+    maxOutputTokens,
+    n,
     ...(req.serviceTier !== undefined ? { serviceTier: req.serviceTier } : {}),
   });
   if (isPromise(admitted)) admitted = await admitted;
@@ -34,4 +37,14 @@ export async function runCall(ctx: RequestContext, call: PipelineCall): Promise<
     // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
     admitted.settle(ctx.record.priced.costUsd);
   }
+}
+
+/**
+ * The most output a call that named its cap can truthfully report: the cap for each choice, and room for a
+ * thinking budget some providers count beside it (Gemini's goes to 32,768). Above that, the count is an upstream's
+ * bug and is clamped (the row marked estimated) rather than charged: one reply reporting 500 million tokens for
+ * `max_tokens: 10` spent $1,000 of a $0.01 key. Null (no bound but the absolute one) when the call named no cap.
+ */
+function outputCeiling(maxOutputTokens: number | null, n: number | undefined): number | null {
+  return maxOutputTokens === null ? null : maxOutputTokens * Math.max(1, n ?? 1) + 32_768;
 }

@@ -19,6 +19,7 @@ import type { RequestContext } from '../gateway/request-context.ts';
 import { clientGone } from '../gateway/request-context.ts';
 import { successHeaders } from '../gateway/success-headers.ts';
 import { sendToProvider, timeoutsFor, transportFailure } from '../gateway/upstream-call.ts';
+import { reportsCounts } from '../usage.ts';
 import type { Usage } from '../usage.ts';
 import type { UpstreamCodec } from './codec.ts';
 import { Relay } from './relay.ts';
@@ -140,7 +141,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   }
 
   // Completed: settle usage and cost, then the protocol's closing text.
-  let usage = relay.usage ?? (await call.estimate(relay.text));
+  let usage = relay.usage && reportsCounts(relay.usage) ? relay.usage : await call.estimate(relay.text);
   const tier = relay.upstreamUsage?.service_tier;
   if (typeof tier === 'string') usage = { ...usage, serviceTier: tier };
   const settled = settleUsage(ctx, candidate, usage);
