@@ -59,9 +59,15 @@ const ROUTES = [adminKeyRoutes, adminProviderRoutes, adminLogRoutes, adminLoginR
 async function holderOf(given: string | null, fileToken: string, deps: GatewayDeps, logins: LoginStore): Promise<string | null> {
   if (tokenMatches(given, fileToken)) return ADMIN_FILE_HOLDER;
   const session = await logins.sessionHolder(given);
-  if (session !== null) return session;
+  // A session acts as the person whose token asked for its code, for as long as that token stands: revoking it
+  // ends the sessions (and spends the codes) it opened, as it ends the token (looked up each time, every instance).
+  if (session !== null) return session === ADMIN_FILE_HOLDER || (await holderStands(deps, session)) ? session : null;
   // Looked up on every request (admin traffic is light), so a revocation through any instance holds at once.
   return looksLikeAdminToken(given) ? await deps.store.adminTokens.holderOf(given) : null;
+}
+
+async function holderStands(deps: GatewayDeps, name: string): Promise<boolean> {
+  return (await deps.store.adminTokens.list()).some((t) => t.name === name && t.revokedAt === null);
 }
 
 export function createAdminHandler(
@@ -76,7 +82,9 @@ export function createAdminHandler(
     try {
       if (!sameOrigin(req)) throw forbidden('The admin API answers no foreign Origin.', 'origin_not_allowed');
       // The one admin route without a token: a one-time login code is its own credential.
-      if (req.method === 'POST' && path === '/admin/login') return await exchangeLoginCode(req, res, headers, logins);
+      if (req.method === 'POST' && path === '/admin/login') {
+        return await exchangeLoginCode(req, res, headers, logins, async (session) => (await holderOf(session, token, deps, logins)) !== null);
+      }
       const holder = await holderOf(bearerToken(req), token, deps, logins);
       if (holder === null) {
         throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_admin_token', message: 'The admin API needs `Authorization: Bearer <admin token>`: the file `admin-token` in the data home, or a token from `gateway admin-tokens create`.' });

@@ -38,9 +38,12 @@ export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, hea
   return true;
 };
 
-export async function exchangeLoginCode(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, logins: LoginStore): Promise<void> {
+/** `stands(session)`: whether the person whose token asked for the code still holds a live token. */
+export async function exchangeLoginCode(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, logins: LoginStore, stands: (session: string) => Promise<boolean>): Promise<void> {
   const { code } = await readAdminBody(req, exchangeSchema);
-  const session = await logins.exchange(code);
+  const exchanged = await logins.exchange(code);
+  // A code asked for with a token revoked since is spent, like a used one.
+  const session = exchanged && (await stands(exchanged.session)) ? exchanged : null;
   if (!session) {
     throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_login_code', message: 'This sign-in link was used already or has expired; run `gateway ui` for a new one.' });
   }

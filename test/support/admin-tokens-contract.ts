@@ -103,9 +103,28 @@ export async function adminTokensContract(s: ContractSetup): Promise<void> {
   // Reads are not actions.
   expect(actions.every((a) => a.method !== 'GET')).toBe(true);
 
+  // Alice opens a dashboard session and keeps a code for later: revoking her token ends both.
+  const login = async (who: string) => ((await (await adminFetch(s.gateways[0], who, 'POST', '/admin/login-codes')).json()) as { code: string }).code;
+  const trade = (code: string) => fetch(`${s.gateways[0].url}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+  const aliceSession = ((await (await trade(await login(alice))).json()) as { token: string }).token;
+  const aliceLater = await login(alice);
+  const before = await adminFetch(s.gateways[0], aliceSession);
+  expect(before.status).toBe(200);
+  await before.body?.cancel();
+
   // Revoked through the CLI: every instance refuses it on the next request; bob keeps working.
   const revoked = await cli(['admin-tokens', 'revoke', 'alice']);
   expect(revoked.code).toBe(0);
+  const afterSession = await adminFetch(s.gateways[0], aliceSession);
+  expect(afterSession.status).toBe(401);
+  await afterSession.body?.cancel();
+  const lateTrade = await trade(aliceLater);
+  expect(lateTrade.status).toBe(401);
+  await lateTrade.body?.cancel();
+  // Bob's session, from a token still standing, goes on.
+  const bobStill = await adminFetch(s.gateways[0], session.token);
+  expect(bobStill.status).toBe(200);
+  await bobStill.body?.cancel();
   for (const g of s.gateways) {
     const res = await adminFetch(g, alice);
     expect(res.status).toBe(401);
