@@ -21,6 +21,7 @@ import { adminKeyRoutes } from './admin-keys.ts';
 import { adminLogRoutes } from './admin-logs.ts';
 import { adminProviderRoutes } from './admin-providers.ts';
 import { adminLoginRoutes, exchangeLoginCode } from './admin-login.ts';
+import { roundUsdFields } from './money-json.ts';
 import { ADMIN_FILE_HOLDER, LoginCodes } from './login-codes.ts';
 import type { LoginStore } from './login-codes.ts';
 import type { AdminAction } from './admin-action.ts';
@@ -127,7 +128,7 @@ export function createAdminHandler(
         const by = query.get('by') ?? 'model';
         if (by !== 'key' && by !== 'model' && by !== 'provider' && by !== 'day') throw badRequest('by must be key, model, provider or day', 'invalid_value', 'by');
         const since = query.get('since');
-        return sendJson(res, 200, { by, rows: await store.calls.usageSummary({ by, since: since ? Number(since) || Date.parse(since) : undefined }) }, headers);
+        return sendJson(res, 200, { by, rows: roundUsdFields(await store.calls.usageSummary({ by, since: since ? Number(since) || Date.parse(since) : undefined })) }, headers);
       }
       if (method === 'GET' && path === '/admin/logs') {
         const limit = Math.min(1000, Number(query.get('limit') ?? 100) || 100);

@@ -2,6 +2,7 @@
  * Admin routes over the audit trail for the dashboard: server-side search (key, model, status, time
  * range, text), the same search as CSV, and spend per day stacked by model.
  */
+import { roundUsdFields } from './money-json.ts';
 import { badRequest } from '../errors.ts';
 import { sendJson } from '../gateway/respond.ts';
 import { callsToCsv, parseStatusFilter, searchCalls, spendByDayAndModel, unpricedByKey } from '../storage/log-search.ts';
@@ -55,7 +56,7 @@ export const adminLogRoutes: AdminRoute = async ({ res, method, path, query, hea
   }
   if (path === '/admin/usage/stacked') {
     const since = timeParam(query, 'since');
-    sendJson(res, 200, { rows: await deps.store.calls.spendByDayAndModel(since), unpriced_by_key: await deps.store.calls.unpricedByKey(since) }, headers);
+    sendJson(res, 200, { rows: roundUsdFields(await deps.store.calls.spendByDayAndModel(since)), unpriced_by_key: await deps.store.calls.unpricedByKey(since) }, headers);
     return true;
   }
   return false;

@@ -8,6 +8,7 @@ import { callToJson } from '../call-json.ts';
 import { periodStart } from '../gateway/budget.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
 import { roundUsd } from '../pricing/cost.ts';
+import { roundUsdFields } from './money-json.ts';
 
 /** The newest calls a snapshot may list. */
 export const MAX_RECENT = 200;
@@ -80,7 +81,7 @@ async function buildSnapshot(deps: GatewayDeps, recent: number) {
 }
 
 /** The snapshot for a `recent` query parameter (default 50, at most MAX_RECENT). */
-export function snapshot(deps: GatewayDeps, recentParam: string | null): Promise<Snapshot> {
+export async function snapshot(deps: GatewayDeps, recentParam: string | null): Promise<Snapshot> {
   const recent = Math.min(MAX_RECENT, Math.max(1, Math.trunc(Number(recentParam ?? 50)) || 50));
-  return buildSnapshot(deps, recent);
+  return roundUsdFields(await buildSnapshot(deps, recent));
 }
