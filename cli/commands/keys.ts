@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { formatCassetteSpec, parseCassetteSpec } from '../../core/cassettes/mode.ts';
 import type { StoredKey } from '../../core/storage/keys-repo.ts';
+import { KEY_NAME_PATTERN, KEY_NAME_RULE } from '../../core/storage/keys-repo.ts';
 import type { CallQueries } from '../../core/state/gateway-state.ts';
 import { periodStart } from '../../core/gateway/budget.ts';
 import { formatUsd, roundUsd } from '../../core/pricing/cost.ts';
@@ -35,9 +36,8 @@ function cassetteSpec(spec: string): string {
   }
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 function checkName(name: string): string {
-  if (!NAME.test(name)) throw usageError(`key name "${name}" must be 1-64 letters, digits, dots, dashes or underscores`);
+  if (!KEY_NAME_PATTERN.test(name)) throw usageError(`key name "${name}" ${KEY_NAME_RULE}`);
   return name;
 }
 

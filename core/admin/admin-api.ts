@@ -3,6 +3,7 @@
  * admin token (a user-only file in the data home) and refuses any browser Origin but the gateway's
  * own, even ones configured for CORS on `/v1`.
  */
+import { KEY_NAME_PATTERN, KEY_NAME_RULE } from '../storage/keys-repo.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { badRequest, forbidden, GatewayError, notFound } from '../errors.ts';
@@ -35,7 +36,7 @@ export type AdminHandler = (req: IncomingMessage, res: ServerResponse, path: str
 
 const createKeySchema = z
   .object({
-    name: z.string().min(1).max(64),
+    name: z.string().regex(KEY_NAME_PATTERN, `name ${KEY_NAME_RULE}`),
     budget_usd: z.number().positive().nullable().optional(),
     budget_period: z.enum(['total', 'daily', 'monthly']).nullable().optional(),
     rpm: z.number().int().positive().nullable().optional(),

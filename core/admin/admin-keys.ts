@@ -7,12 +7,13 @@ import { z } from 'zod';
 import { notFound } from '../errors.ts';
 import { sendJson } from '../gateway/respond.ts';
 import type { StoredKey } from '../storage/keys-repo.ts';
+import { KEY_NAME_PATTERN, KEY_NAME_RULE } from '../storage/keys-repo.ts';
 import { pathParts, readAdminBody } from './admin-route.ts';
 import type { AdminRoute } from './admin-route.ts';
 
 export const keyPatchSchema = z
   .object({
-    name: z.string().min(1).max(64).optional(),
+    name: z.string().regex(KEY_NAME_PATTERN, `name ${KEY_NAME_RULE}`).optional(),
     budget_usd: z.number().nonnegative().nullable().optional(),
     budget_period: z.enum(['total', 'daily', 'monthly']).nullable().optional(),
     rpm: z.number().int().positive().nullable().optional(),

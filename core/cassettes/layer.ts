@@ -35,7 +35,7 @@ import { canonicalRequest } from './canonical.ts';
 import type { CanonicalRequest } from './canonical.ts';
 import { encodeBody, encodeChunk, interactionBody } from './format.ts';
 import type { Interaction } from './format.ts';
-import { cassetteMiss, sendProtocolError } from './miss-error.ts';
+import { cassetteMiss, isAnthropic, sendProtocolError } from './miss-error.ts';
 import { parseCassetteSpec } from './mode.ts';
 import type { CassetteConfig } from './mode.ts';
 import { teeResponse } from './recorder.ts';
@@ -126,7 +126,10 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
       const admitted = admitReplay(ctx, canonical.model, record.model);
       release = admitted instanceof Promise ? await admitted : admitted;
       if (hit.chunks === undefined) record.responseBody = interactionBody(hit).toString('utf8');
-      const complete = await writeReplay(res, hit, { ...ctx.baseHeaders, 'x-request-id': call.requestId }, ctx.abort.signal);
+      // This call's own id, and Anthropic's copy of it where the protocol has one (a cassette keeps neither).
+      const ids: Record<string, string> = { 'x-request-id': call.requestId };
+      if (isAnthropic(call.endpoint)) ids['request-id'] = call.requestId;
+      const complete = await writeReplay(res, hit, { ...ctx.baseHeaders, ...ids }, ctx.abort.signal);
       if (!complete) {
         // Cut by a stopping gateway, or the client left: an unfinished replay is recorded as such and costs nothing.
         if (!res.writableEnded && !res.destroyed) res.end();

@@ -39,7 +39,8 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   500: 'api_error',
 };
 
-const isAnthropic = (endpoint: string): boolean => endpoint === '/v1/messages' || endpoint.startsWith('/v1/messages/');
+/** The endpoints that speak Anthropic Messages (their errors and ids in its shape). */
+export const isAnthropic = (endpoint: string): boolean => endpoint === '/v1/messages' || endpoint.startsWith('/v1/messages/');
 
 export function sendProtocolError(res: ServerResponse, endpoint: string, err: unknown, headers: Record<string, string>): GatewayError {
   if (!isAnthropic(endpoint) || !(err instanceof GatewayError) || res.headersSent) return sendError(res, err, headers);

@@ -13,9 +13,9 @@ export interface Recording {
 
 /**
  * Headers that describe a connection, a moment or a key rather than the answer: they are not recorded
- * (a replay writes its own `x-request-id`, and the client's key has its own rate-limit state).
+ * (a replay writes its own `x-request-id`, and Anthropic's `request-id`; the client's key has its own rate-limit state).
  */
-const UNRECORDED = /^(x-request-id|x-gateway-queued-ms|date|connection|keep-alive|transfer-encoding|content-length|set-cookie|vary|retry-after|x-ratelimit-.*|access-control-.*)$/;
+const UNRECORDED = /^(x-request-id|request-id|x-gateway-queued-ms|date|connection|keep-alive|transfer-encoding|content-length|set-cookie|vary|retry-after|x-ratelimit-.*|access-control-.*)$/;
 
 function recordableHeaders(headers: OutgoingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};

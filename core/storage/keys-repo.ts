@@ -34,6 +34,10 @@ export interface StoredKey {
   cassette: string | null;
 }
 
+/** What a key's name may be, wherever it is given (CLI, admin API, dashboard): it is printed in tables, logs and CSV. */
+export const KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const KEY_NAME_RULE = 'must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit';
+
 export interface KeyLimits {
   budgetUsd?: number | null;
   /** Defaults to `total` when a budget is given without one. */

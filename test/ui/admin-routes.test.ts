@@ -37,6 +37,16 @@ describe('admin routes for the dashboards', () => {
     await t?.close();
   });
 
+  it('refuses key names the CLI refuses (markup, a formula, a slash), on create and on rename', async () => {
+    for (const name of ['<img src=x onerror=alert(1)>', '=HYPERLINK("http://e")', 'a/b', ' lead']) {
+      const made = await call('POST', '/admin/keys', { name });
+      expect(made.status, name).toBe(400);
+      expect((made.json as Envelope).error).toMatchObject({ type: 'invalid_request_error', param: 'name' });
+      const renamed = await call('PATCH', '/admin/keys/k2', { name });
+      expect(renamed.status, name).toBe(400);
+    }
+  });
+
   it('refuses bad key edits with the field named, and unknown keys with 404', async () => {
     const bad = await call('PATCH', '/admin/keys/k1', { rpm: -3 });
     expect(bad.status).toBe(400);
