@@ -58,7 +58,17 @@ export async function buildProgram(argv: string[] = []): Promise<Command> {
   return program;
 }
 
+/** Commands that keep running (a server, a wrapped agent): a closed stdout must not end them as if done. */
+const LONG_RUNNING = new Set(['start', 'run', 'top']);
+
 export async function main(argv: string[]): Promise<void> {
+  // `gateway logs | head`: the reader has what it wanted; end quietly, as a shell tool does, not with a stack trace.
+  if (!LONG_RUNNING.has(argv[2] ?? '')) {
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      throw err;
+    });
+  }
   const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv);
