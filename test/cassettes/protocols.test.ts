@@ -90,6 +90,16 @@ describe('Messages and Responses: record, stop the upstreams, replay', () => {
       expect(await exercise(t)).toEqual(recorded);
       expect(ant.requests).toHaveLength(0);
       expect(oa.requests).toHaveLength(0);
+      // Anthropic's `request-id` is this call's own (the audit row's), as `x-request-id` is: a cassette keeps neither.
+      const replayed = await fetch(`${t.gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': t.key, 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: CLAUDE, max_tokens: 50, messages: [{ role: 'user', content: 'hello claude' }] }),
+      });
+      expect(replayed.status).toBe(200);
+      expect(replayed.headers.get('request-id')).toBe(replayed.headers.get('x-request-id'));
+      await replayed.body?.cancel();
+      for (const f of cassetteTexts(cassette.dir)) expect(f.text).not.toContain('"request-id"');
       // A miss on /v1/messages is in Anthropic's envelope, and the SDK does not retry it.
       const anthropic = new Anthropic({ apiKey: t.key, baseURL: t.gw.url, maxRetries: 2 });
       const err = await anthropic.messages.create({ model: CLAUDE, max_tokens: 50, messages: [{ role: 'user', content: 'never' }] }).catch((e: unknown) => e);
