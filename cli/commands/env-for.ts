@@ -50,12 +50,13 @@ export function printToolSettings(s: ToolSettings, json: boolean): void {
     // No placeholder a script could export as a key: the variable is named as still needed, with how to get one.
     const env = Object.fromEntries(Object.entries(s.env).filter(([, v]) => v !== KEY_PLACEHOLDER));
     const needed = Object.keys(s.env).filter((k) => s.env[k] === KEY_PLACEHOLDER);
-    return printJson({
+    printJson({
       tool: s.tool,
       env,
       ...(needed.length > 0 ? { key_needed: { variables: needed, how: `gateway env --for ${s.tool} --new-key NAME` } } : {}),
       ...(s.configToml ? { config_toml: s.configToml } : {}),
     });
+    return;
   }
   if (s.configToml) {
     out('# Add to ~/.codex/config.toml (or $CODEX_HOME/config.toml):');

@@ -10,7 +10,6 @@ import type { GatewayError } from '../../errors.ts';
 import { admissionCountsPrompt, estimateUsage, promptTokenCounter } from '../../gateway/estimate.ts';
 import type { Candidate } from '../../gateway/model-router.ts';
 import type { RequestContext } from '../../gateway/request-context.ts';
-import type { CallRequest } from '../../pipeline/call-model.ts';
 import { neutralCodec } from '../../pipeline/codec.ts';
 import { callPromptText } from '../../pipeline/prompt-text.ts';
 import { runCall } from '../../pipeline/run-call.ts';
