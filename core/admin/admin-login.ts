@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.ts';
 import { badRequest } from '../errors.ts';
 import { readBody } from '../gateway/read-body.ts';
+import { bearerToken } from '../gateway/auth.ts';
 import { sendJson } from '../gateway/respond.ts';
 import { readAdminBody } from './admin-route.ts';
 import type { AdminRoute } from './admin-route.ts';
@@ -18,6 +19,15 @@ const exchangeSchema = z.object({ code: z.string().min(1).max(200) }).strict();
 const issueSchema = z.object({ ttl_seconds: z.number().int().positive().max(900).optional() }).strict();
 
 export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins, holder }) => {
+  if (method === 'POST' && path === '/admin/logout') {
+    // Signs out the session that sends it (a token that is not a session, the file's or a person's, is untouched).
+    req.resume();
+    const token = bearerToken(req);
+    if (token !== null) await logins.end(token);
+    res.writeHead(204, headers);
+    res.end();
+    return true;
+  }
   if (method !== 'POST' || path !== '/admin/login-codes') return false;
   // The body is optional: `{"ttl_seconds": N}` (at most 900) for a link printed ahead of its use.
   const raw = (await readBody(req, 4096)).toString('utf8').trim();

@@ -27,6 +27,8 @@ export interface LoginStore {
   exchange(code: string): Awaitable<{ session: string; expiresAt: number } | null>;
   /** Who a live session belongs to (the holder of the token that asked for its code), or null. */
   sessionHolder(token: string | null): Awaitable<string | null>;
+  /** Ends a session (the dashboard's Sign out): its token is refused from then on, on every instance. */
+  end(token: string): Awaitable<void>;
 }
 
 /** The page path that signs in with a code: a fragment, so the code reaches neither logs nor Referer. */
@@ -77,6 +79,10 @@ export class LoginCodes implements LoginStore {
       if (tokenMatches(token, s)) return session.expiresAt > this.now() ? session.holder : null;
     }
     return null;
+  }
+
+  end(token: string): void {
+    for (const s of this.sessions.keys()) if (tokenMatches(token, s)) this.sessions.delete(s);
   }
 
   private prune(): void {

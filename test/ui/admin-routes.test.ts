@@ -131,6 +131,11 @@ describe('admin routes for the dashboards', () => {
     // No code without the admin token.
     expect((await fetch(`${t.gw.url}/admin/login-codes`, { method: 'POST' })).status).toBe(401);
     expect((await call('POST', '/admin/login-codes', { ttl_seconds: 100_000 })).status).toBe(400);
+    // Signing out ends the session on the server: its token is refused from then on; the admin token is not ended by it.
+    expect((await fetch(`${t.gw.url}/admin/logout`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status).toBe(204);
+    expect((await fetch(`${t.gw.url}/admin/snapshot`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+    expect((await call('POST', '/admin/logout')).status).toBe(204);
+    expect((await call('GET', '/admin/snapshot')).status).toBe(200);
   });
 
   it('codes expire, and sessions too', () => {

@@ -203,9 +203,14 @@ describe.skipIf(browser === null && !browserRequired)('the dashboard page in hea
   it('keeps the session across a reload, and signs out', async () => {
     await page.reload();
     await page.getByTestId('spend-header').waitFor();
+    const held = (await page.evaluate("sessionStorage.getItem('gateway.adminToken')")) as string | null;
     await page.click('header >> text=Sign out');
     await page.getByTestId('login-form').waitFor();
     expect(await page.evaluate("sessionStorage.getItem('gateway.adminToken')")).toBeNull();
+    // A session signed out of is ended on the server too: a copy of its token is refused.
+    if (held?.startsWith('gwsess-')) {
+      await expect.poll(async () => (await fetch(`${t.gw.url}/admin/snapshot`, { headers: { authorization: `Bearer ${held}` } })).status).toBe(401);
+    }
   });
 
   it('asks for no token when the window adds the Authorization header itself (the Electron tray)', async () => {

@@ -45,4 +45,8 @@ export class RedisLoginCodes implements LoginStore {
     if (!token || !token.startsWith('gwsess-')) return null;
     return this.#redis.get(SESSION_PREFIX + sha256(token));
   }
+
+  async end(token: string): Promise<void> {
+    if (token.startsWith('gwsess-')) await this.#redis.del(SESSION_PREFIX + sha256(token));
+  }
 }

@@ -383,6 +383,9 @@ function App({ linkNotice }) {
     );
   }, [injected]);
   const signOut = useCallback((message) => {
+    // Asked for by the user (no message): the server ends the session too, so a copy of its token stops working.
+    const held = sessionStorage.getItem(TOKEN_KEY);
+    if (message == null && held) adminFetch(held, '/admin/logout', { method: 'POST' }).catch(() => undefined);
     sessionStorage.removeItem(TOKEN_KEY);
     setNotice(message ?? null);
     setToken(null);
