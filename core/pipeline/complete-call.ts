@@ -1,8 +1,8 @@
 /** A non-stream call: failover until one provider answers, then usage, cost and the front end's body. */
 import { formatUsd } from '../pricing/cost.ts';
 import type { Admission } from '../gateway/admission.ts';
-import { ClientGone, runAttempts } from '../gateway/attempts.ts';
-import type { AttemptOutcome, AttemptSuccess } from '../gateway/attempts.ts';
+import { runAttempts } from '../gateway/attempts.ts';
+import type { AttemptOutcome } from '../gateway/attempts.ts';
 import type { Candidate } from '../gateway/model-router.ts';
 import type { RequestContext } from '../gateway/request-context.ts';
 import { clientGone } from '../gateway/request-context.ts';
@@ -14,39 +14,29 @@ import type { Answer, UpstreamCodec } from './codec.ts';
 import { resultText } from './codec.ts';
 import type { PipelineCall } from './pipeline-call.ts';
 import { settleUsage } from './settle-usage.ts';
-import { billCutAttempt } from './cut-attempt.ts';
 
 export async function completeCall(ctx: RequestContext, call: PipelineCall, admission: Admission, codecFor: (c: Candidate) => UpstreamCodec): Promise<void> {
   const { deps, record } = ctx;
   const timeouts = timeoutsFor(deps, false);
-  let success: AttemptSuccess<Answer>;
-  try {
-    success = await runAttempts<Answer>(
-      deps,
-      admission.candidates,
-      admission.strategy,
-      async (c, apiKey): Promise<AttemptOutcome<Answer>> => {
-        const callCtx = { provider: c.runtime.settings, model: c.model, apiKey, stream: false };
-        const codec = codecFor(c);
-        const sent = await sendToProvider(deps, c.runtime.adapter, codec.request(callCtx), timeouts, ctx.abort.signal, ctx.onQueued);
-        if (!sent.ok) return sent;
-        const read = await readJsonBody(sent.res);
-        if (!read.ok) return read;
-        try {
-          return { ok: true, value: codec.decode(read.json, read.text, callCtx) };
-        } catch (err) {
-          return {
-            ok: false,
-            failure: { kind: 'http', failure: { status: 502, message: `unreadable response: ${(err as Error).message}`, type: 'api_error', code: 'malformed_response' } },
-          };
-        }
-      },
-      () => clientGone(ctx),
-    );
-  } catch (err) {
-    if (err instanceof ClientGone && err.inFlight !== null) await billCutAttempt(ctx, call, err.inFlight);
-    throw err;
-  }
+  const success = await runAttempts<Answer>(
+    deps,
+    admission.candidates,
+    admission.strategy,
+    async (c, apiKey): Promise<AttemptOutcome<Answer>> => {
+      const callCtx = { provider: c.runtime.settings, model: c.model, apiKey, stream: false };
+      const codec = codecFor(c);
+      const sent = await sendToProvider(deps, c.runtime.adapter, codec.request(callCtx), timeouts, ctx.abort.signal, ctx.onQueued);
+      if (!sent.ok) return sent;
+      const read = await readJsonBody(sent.res);
+      if (!read.ok) return read;
+      try {
+        return { ok: true, value: codec.decode(read.json, read.text, callCtx) };
+      } catch (err) {
+        return { ok: false, failure: { kind: 'http', failure: { status: 502, message: `unreadable response: ${(err as Error).message}`, type: 'api_error', code: 'malformed_response' } } };
+      }
+    },
+    () => clientGone(ctx),
+  );
 
   const { candidate, value } = success;
   record.servedBy(success);

@@ -6,10 +6,12 @@
  */
 import { isPromise } from '../state/awaitable.ts';
 import { admit } from '../gateway/admission.ts';
+import { ClientGone } from '../gateway/attempts.ts';
 import type { Candidate } from '../gateway/model-router.ts';
 import type { RequestContext } from '../gateway/request-context.ts';
 import { neutralCodec } from './codec.ts';
 import { completeCall } from './complete-call.ts';
+import { billCutAttempt } from './cut-attempt.ts';
 import type { PipelineCall } from './pipeline-call.ts';
 import { streamCall } from './stream-call.ts';
 
@@ -33,6 +35,10 @@ export async function runCall(ctx: RequestContext, call: PipelineCall): Promise<
     const codecFor = call.codecFor ?? ((c: Candidate) => neutralCodec(c, req));
     if (req.stream) await streamCall(ctx, call, admission, codecFor);
     else await completeCall(ctx, call, admission, codecFor);
+  } catch (err) {
+    // Gone while a provider had the call (before any answer, stream or not): its prompt is billed.
+    if (err instanceof ClientGone && err.inFlight !== null) await billCutAttempt(ctx, call, err.inFlight);
+    throw err;
   } finally {
     // Whatever the outcome (even a client gone mid-stream), the key pays what the record says was used.
     admitted.settle(ctx.record.priced.costUsd);

@@ -12,8 +12,7 @@ import { classifyTransportError } from '../upstream/transport.ts';
 import type { UpstreamResponse } from '../upstream/transport.ts';
 import type { Admission } from '../gateway/admission.ts';
 import { ClientGone, runAttempts } from '../gateway/attempts.ts';
-import { billCutAttempt } from './cut-attempt.ts';
-import type { AttemptOutcome, AttemptSuccess } from '../gateway/attempts.ts';
+import type { AttemptOutcome } from '../gateway/attempts.ts';
 import type { Candidate } from '../gateway/model-router.ts';
 import type { RequestContext } from '../gateway/request-context.ts';
 import { clientGone } from '../gateway/request-context.ts';
@@ -64,14 +63,7 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
     return firstFrame(sent.res, codec.frames(callCtx));
   };
 
-  let success: AttemptSuccess<OpenStream>;
-  try {
-    success = await runAttempts<OpenStream>(deps, admission.candidates, admission.strategy, (c, k) => open(c, k, false), () => clientGone(ctx));
-  } catch (err) {
-    // Gone before the first good frame, while a provider had the call: its prompt is billed.
-    if (err instanceof ClientGone && err.inFlight !== null) await billCutAttempt(ctx, call, err.inFlight);
-    throw err;
-  }
+  const success = await runAttempts<OpenStream>(deps, admission.candidates, admission.strategy, (c, k) => open(c, k, false), () => clientGone(ctx));
   const { candidate } = success;
   record.servedBy(success);
 
