@@ -66,10 +66,11 @@ const isCount = (v: number): boolean => typeof v === 'number' && Number.isFinite
 
 /**
  * Clamps what an upstream reported into counts that can be priced: integers from 0 to 1e9 (negative,
- * NaN or 1e308 would otherwise turn into refunds or an Infinity that poisons a key's running spend).
+ * NaN or 1e308 would otherwise turn into refunds or an Infinity that poisons a key's running spend), and
+ * output to `outputCeiling` when the call set one.
  * Returns the same object when nothing needed fixing (the common case allocates nothing).
  */
-export function sanitizeUsage(u: Usage): Usage {
+export function sanitizeUsage(u: Usage, outputCeiling: number | null = null): Usage {
   let out: Usage | null = null;
   for (const f of COUNT_FIELDS) {
     const v = u[f];
@@ -83,6 +84,12 @@ export function sanitizeUsage(u: Usage): Usage {
   if (c !== undefined && !(typeof c === 'number' && Number.isFinite(c) && c >= 0 && c <= MAX_SANE_COST_USD)) {
     out ??= { ...u };
     delete out.upstreamCostUsd;
+    out.clamped = true;
+  }
+  // More output than the call allowed (its cap per choice, with room for thinking; see run-call.ts).
+  if (outputCeiling !== null && (out ?? u).outputTokens > outputCeiling) {
+    out ??= { ...u };
+    out.outputTokens = outputCeiling;
     out.clamped = true;
   }
   if (out === null) return u;

@@ -94,7 +94,7 @@ export class CallRecord {
     return this.#usage;
   }
   set usage(u: Usage | null) {
-    this.#usage = u === null ? null : sanitizeUsage(u);
+    this.#usage = u === null ? null : sanitizeUsage(u, this.outputCeiling);
   }
 
   constructor(init: CallRecordInit) {

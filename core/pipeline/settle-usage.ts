@@ -7,10 +7,6 @@ import type { Usage } from '../usage.ts';
 /** Returns the usage as recorded: impossible counts the upstream sent are clamped, and the client sees those. */
 export function settleUsage(ctx: RequestContext, candidate: Candidate, usage: Usage): Usage {
   const { deps, record } = ctx;
-  const ceiling = record.outputCeiling;
-  if (ceiling !== null && usage.outputTokens > ceiling) {
-    usage = { ...usage, outputTokens: ceiling, reasoningTokens: Math.min(usage.reasoningTokens, ceiling), clamped: true };
-  }
   record.usage = usage;
   const settled = record.usage ?? usage;
   record.priced = priceUsage(deps, candidate.runtime.settings, candidate.model, settled);
