@@ -17,6 +17,7 @@ import { GatewayError } from '../errors.ts';
 import { admitReplay } from '../gateway/admission.ts';
 import { authenticate, bearerToken } from '../gateway/auth.ts';
 import { CallAbort } from '../gateway/call-abort.ts';
+import { isAnthropicPath } from '../gateway/routes.ts';
 import { CallRecord } from '../gateway/call-record.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
 import { cutByShutdown, refusedWhileDraining } from '../gateway/inflight.ts';
@@ -35,7 +36,7 @@ import { canonicalRequest } from './canonical.ts';
 import type { CanonicalRequest } from './canonical.ts';
 import { encodeBody, encodeChunk, interactionBody } from './format.ts';
 import type { Interaction } from './format.ts';
-import { cassetteMiss, isAnthropic, sendProtocolError } from './miss-error.ts';
+import { cassetteMiss, sendProtocolError } from './miss-error.ts';
 import { parseCassetteSpec } from './mode.ts';
 import type { CassetteConfig } from './mode.ts';
 import { teeResponse } from './recorder.ts';
@@ -128,7 +129,7 @@ export function createCassetteLayer(deps: GatewayDeps, emit: (row: CallRow) => v
       if (hit.chunks === undefined) record.responseBody = interactionBody(hit).toString('utf8');
       // This call's own id, and Anthropic's copy of it where the protocol has one (a cassette keeps neither).
       const ids: Record<string, string> = { 'x-request-id': call.requestId };
-      if (isAnthropic(call.endpoint)) ids['request-id'] = call.requestId;
+      if (isAnthropicPath(call.endpoint)) ids['request-id'] = call.requestId;
       const complete = await writeReplay(res, hit, { ...ctx.baseHeaders, ...ids }, ctx.abort.signal);
       if (!complete) {
         // Cut by a stopping gateway, or the client left: an unfinished replay is recorded as such and costs nothing.

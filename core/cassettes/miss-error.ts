@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import { sendError } from '../gateway/respond.ts';
+import { isAnthropicPath } from '../gateway/routes.ts';
 import type { CanonicalRequest } from './canonical.ts';
 import type { Candidate } from './store.ts';
 
@@ -39,11 +40,9 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   500: 'api_error',
 };
 
-/** The endpoints that speak Anthropic Messages (their errors and ids in its shape). */
-export const isAnthropic = (endpoint: string): boolean => endpoint === '/v1/messages' || endpoint.startsWith('/v1/messages/');
 
 export function sendProtocolError(res: ServerResponse, endpoint: string, err: unknown, headers: Record<string, string>): GatewayError {
-  if (!isAnthropic(endpoint) || !(err instanceof GatewayError) || res.headersSent) return sendError(res, err, headers);
+  if (!isAnthropicPath(endpoint) || !(err instanceof GatewayError) || res.headersSent) return sendError(res, err, headers);
   const body = JSON.stringify({
     type: 'error',
     // Anthropic's envelope has no `code`: the reason leads the message instead.

@@ -59,3 +59,6 @@ export function pathExists(path: string): boolean {
   const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   return Object.hasOwn(CALLS, p) || Object.hasOwn(PLAIN_GET, p) || p.startsWith('/v1/models/');
 }
+
+/** Whether a path speaks Anthropic Messages (`/v1/messages` and below): its errors and ids take Anthropic's shape. */
+export const isAnthropicPath = (path: string): boolean => path === '/v1/messages' || path.startsWith('/v1/messages/');

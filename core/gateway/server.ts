@@ -37,7 +37,7 @@ import { storageFailure } from './storage-failure.ts';
 import type { RequestContext } from './request-context.ts';
 import { newRequestId } from './request-id.ts';
 import { sendError, sendJson } from './respond.ts';
-import { matchRoute, pathExists, SERVED_PATHS } from './routes.ts';
+import { isAnthropicPath, matchRoute, pathExists, SERVED_PATHS } from './routes.ts';
 import type { ModelCallRoute, PlainRoute } from './routes.ts';
 import { checkHost, checkOrigin, corsHeaders } from './security.ts';
 
@@ -320,7 +320,7 @@ function frontEndFor(req: IncomingMessage, route: ModelCallRoute | null): FrontE
 
 /** The protocol of a request not yet routed: Anthropic's on its paths, else as `frontEndFor` tells from the headers. */
 function frontEndForPath(req: IncomingMessage, path: string): FrontEnd {
-  return path === '/v1/messages' || path === '/v1/messages/count_tokens' ? anthropicMessagesFrontEnd : frontEndFor(req, null);
+  return isAnthropicPath(path) ? anthropicMessagesFrontEnd : frontEndFor(req, null);
 }
 
 /** Sends an error in the front end's envelope; returns the status the client saw. */
