@@ -102,7 +102,7 @@ export function createAdminHandler(
       const { store } = deps;
       await store.drainAudit();
       if (method === 'GET' && path === '/admin/snapshot') return sendJson(res, 200, await snapshot(deps, query.get('recent')), headers);
-      if (method === 'GET' && path === '/admin/keys') return sendJson(res, 200, { keys: await keySummaries(deps) }, headers);
+      if (method === 'GET' && path === '/admin/keys') return sendJson(res, 200, { keys: roundUsdFields(await keySummaries(deps)) }, headers);
       if (method === 'POST' && path === '/admin/keys') {
         const { json } = await readJsonObject(req, 64 * 1024);
         const parsed = createKeySchema.safeParse(json);

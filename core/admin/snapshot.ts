@@ -7,7 +7,6 @@
 import { callToJson } from '../call-json.ts';
 import { periodStart } from '../gateway/budget.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
-import { roundUsd } from '../pricing/cost.ts';
 import { roundUsdFields } from './money-json.ts';
 
 /** The newest calls a snapshot may list. */
@@ -26,8 +25,7 @@ export async function keySummaries(deps: GatewayDeps) {
   };
   return (await deps.store.keys.list()).map((k) => {
     const period = k.budgetPeriod ?? 'total';
-    // Rounded to the ledger's unit: a sum of rows and a difference of floats carry float noise otherwise.
-    const s = roundUsd((k.budgetUsd !== null ? spent[period] : spent.daily).get(k.id) ?? 0);
+    const s = (k.budgetUsd !== null ? spent[period] : spent.daily).get(k.id) ?? 0;
     return {
       name: k.name,
       prefix: k.prefix,
@@ -36,7 +34,7 @@ export async function keySummaries(deps: GatewayDeps) {
       budget_period: k.budgetUsd !== null ? period : null,
       spent_usd: s,
       spent_period: k.budgetUsd !== null ? period : 'daily',
-      remaining_usd: k.budgetUsd !== null ? roundUsd(Math.max(0, k.budgetUsd - s)) : null,
+      remaining_usd: k.budgetUsd !== null ? Math.max(0, k.budgetUsd - s) : null,
       rpm: k.rpm,
       tpm: k.tpm,
       models: k.models,
