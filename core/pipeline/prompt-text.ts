@@ -1,6 +1,6 @@
 /**
  * The text a local token count of a neutral request covers: system, messages (text, reasoning, tool calls and
- * their results, documents) and the tool definitions, which providers bill as prompt too. Admission reserves a
+ * their results, documents), the tool definitions and a response schema, which providers bill as prompt too. Admission reserves a
  * budget on this count, so what it leaves out a call can spend unreserved (coding agents send large tool
  * schemas with every call).
  */
@@ -17,5 +17,6 @@ export function callPromptText(req: CallRequest): string {
     }
   }
   for (const t of req.tools) out += `\n${t.name} ${t.description ?? ''} ${JSON.stringify(t.parameters ?? t.format ?? {})}`;
+  if (req.responseFormat?.type === 'json_schema') out += `\n${JSON.stringify(req.responseFormat.schema)}`;
   return out;
 }

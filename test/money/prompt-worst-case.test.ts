@@ -67,6 +67,14 @@ describe('the prompt a budget reserves for', () => {
     expect(await status(client.responses.create({ model: 'gpt-4o-mini', max_output_tokens: 16, input: 'list the files', tools }))).toBe(402);
   });
 
+  it('Responses: a response schema counts', async () => {
+    const client = t.client();
+    const schema = { type: 'object', description: 'describe every field at length '.repeat(1_500), properties: { files: { type: 'array', items: { type: 'string' } } } };
+    const format = (s: Record<string, unknown>) => ({ format: { type: 'json_schema' as const, name: 'files', schema: s, strict: false } });
+    expect(await status(client.responses.create({ model: 'gpt-4o-mini', max_output_tokens: 16, input: 'list the files', text: format({ type: 'object' }) }))).toBe(200);
+    expect(await status(client.responses.create({ model: 'gpt-4o-mini', max_output_tokens: 16, input: 'list the files', text: format(schema) }))).toBe(402);
+  });
+
   it('Messages: tool definitions count', async () => {
     const client = new Anthropic({ apiKey: t.key, baseURL: t.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
     const tools = TOOLS.map((x) => ({ name: x.function.name, description: x.function.description, input_schema: { type: 'object' as const, properties: { path: { type: 'string' } } } }));
