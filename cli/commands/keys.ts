@@ -6,7 +6,9 @@ import type { StoredKey } from '../../core/storage/keys-repo.ts';
 import { KEY_NAME_PATTERN, KEY_NAME_RULE } from '../../core/storage/keys-repo.ts';
 import type { CallQueries } from '../../core/state/gateway-state.ts';
 import { periodStart } from '../../core/gateway/budget.ts';
-import { formatUsd, roundUsd } from '../../core/pricing/cost.ts';
+import { formatUsd } from '../../core/pricing/cost.ts';
+import { keySpendFigures, spendPeriod } from '../../core/keys/key-spend.ts';
+import type { KeySpend } from '../../core/keys/key-spend.ts';
 import { CliError, usageError } from '../cli-error.ts';
 import { note, out, parseList, printJson, table, withStore } from '../context.ts';
 
@@ -41,15 +43,9 @@ function checkName(name: string): string {
   return name;
 }
 
-/**
- * What a key spent in its budget's period (today for a key without a budget), and what is left: the
- * same figures the admin API's key list gives.
- */
-export async function keySpend(calls: CallQueries, k: StoredKey): Promise<{ spent_usd: number; spent_period: string; remaining_usd: number | null }> {
-  const period = k.budgetUsd !== null ? (k.budgetPeriod ?? 'total') : 'daily';
-  // Rounded to the ledger's unit: a sum of rows and a difference of floats read 0.006710000000000001 otherwise.
-  const spent = roundUsd(await calls.spendForKey(k.id, periodStart(period)));
-  return { spent_usd: spent, spent_period: period, remaining_usd: k.budgetUsd !== null ? roundUsd(Math.max(0, k.budgetUsd - spent)) : null };
+/** What a key spent in its budget's period (today for a key without a budget), and what is left. */
+export async function keySpend(calls: CallQueries, k: StoredKey): Promise<KeySpend> {
+  return keySpendFigures(k, await calls.spendForKey(k.id, periodStart(spendPeriod(k))));
 }
 
 export function keyJson(k: StoredKey) {

@@ -7,6 +7,7 @@
 import { callToJson } from '../call-json.ts';
 import { periodStart } from '../gateway/budget.ts';
 import type { GatewayDeps } from '../gateway/deps.ts';
+import { keySpendFigures, spendPeriod } from '../keys/key-spend.ts';
 import { roundUsdFields } from './money-json.ts';
 
 /** The newest calls a snapshot may list. */
@@ -24,17 +25,14 @@ export async function keySummaries(deps: GatewayDeps) {
     total: await calls.spendSinceBy('key', since.total),
   };
   return (await deps.store.keys.list()).map((k) => {
-    const period = k.budgetPeriod ?? 'total';
-    const s = (k.budgetUsd !== null ? spent[period] : spent.daily).get(k.id) ?? 0;
+    const figures = keySpendFigures(k, spent[spendPeriod(k)].get(k.id) ?? 0);
     return {
       name: k.name,
       prefix: k.prefix,
       state: k.state,
       budget_usd: k.budgetUsd,
-      budget_period: k.budgetUsd !== null ? period : null,
-      spent_usd: s,
-      spent_period: k.budgetUsd !== null ? period : 'daily',
-      remaining_usd: k.budgetUsd !== null ? Math.max(0, k.budgetUsd - s) : null,
+      budget_period: k.budgetUsd !== null ? figures.spent_period : null,
+      ...figures,
       rpm: k.rpm,
       tpm: k.tpm,
       models: k.models,
