@@ -23,6 +23,11 @@ export type Fault =
   | { kind: 'reset' }
   /** Streams: send N SSE events then close the socket; non-stream: headers + half the body, then close. */
   | { kind: 'reset-after-chunks'; chunks: number }
+  /**
+   * Streams: send N SSE events, then end the response cleanly (the chunked body's last chunk, no reset), as a
+   * server whose handler gave up does; a negative N counts from the end (-1: all but the last event).
+   */
+  | { kind: 'end-after-chunks'; chunks: number }
   /** 200 with a JSON (or event-stream) content type but a body that is not valid JSON / garbage SSE data. */
   | { kind: 'malformed' }
   /** Streams: wait gapMs between events. */
@@ -245,6 +250,10 @@ export async function startFakeServer(spec: ProviderSpec, options: Partial<FakeO
     for (let i = 0; i < events.length; i++) {
       if (fault?.kind === 'reset-after-chunks' && i === fault.chunks) {
         dropConnection(res, false);
+        return;
+      }
+      if (fault?.kind === 'end-after-chunks' && i === (fault.chunks < 0 ? events.length + fault.chunks : fault.chunks)) {
+        res.end();
         return;
       }
       if (fault?.kind === 'slow-stream' && i > 0) await sleep(fault.gapMs);

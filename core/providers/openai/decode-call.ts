@@ -8,7 +8,7 @@ import type { Usage } from '../../usage.ts';
 import type { CallEvent, CallResult, ContentPart, FinishReason, OpaqueData } from '../../pipeline/call-model.ts';
 import type { Frame, FrameDecoder, SseEvent } from '../types.ts';
 import { PlainChunkReader } from './chunk-text.ts';
-import { failureFromErrorObject } from './errors.ts';
+import { endedEarly, failureFromErrorObject } from './errors.ts';
 import { thoughtSignatureOf } from '../gemini/tool-ids.ts';
 
 type Obj = Record<string, unknown>;
@@ -162,7 +162,10 @@ export class OpenAIFrameDecoder implements FrameDecoder {
 
   finish(): Frame[] {
     if (this.ended) return [];
-    return this.complete();
+    // Closed without [DONE]: whole if a choice finished or usage came; otherwise cut mid-answer (see stream.ts).
+    if (this.usage !== null || [...this.choices.values()].some((st) => st.finished)) return this.complete();
+    this.ended = true;
+    return [{ kind: 'error', failure: endedEarly() }];
   }
 
   /** Parallel tool calls may interleave their argument fragments; the index names the block, so a renderer can buffer. */

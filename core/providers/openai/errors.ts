@@ -28,3 +28,6 @@ export function parseOpenAIError(status: number, bodyText: string): UpstreamFail
   const snippet = bodySnippet(bodyText);
   return { status, message: snippet || `HTTP ${status} with no body`, type: null, code: null };
 }
+
+/** A chat stream closed before any choice finished, without `[DONE]` or usage: the connection broke mid-answer. */
+export const endedEarly = (): UpstreamFailure => ({ status: 502, message: "The provider's stream ended early, before a finish_reason.", type: 'api_error', code: null });

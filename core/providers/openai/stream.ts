@@ -7,7 +7,7 @@ import { fromOpenAIUsage } from '../../usage.ts';
 import type { Usage } from '../../usage.ts';
 import type { StreamPiece, StreamTranslator, SseEvent } from '../types.ts';
 import { PlainChunkReader, endsWithUsageNull, withoutUsageNull } from './chunk-text.ts';
-import { failureFromErrorObject } from './errors.ts';
+import { endedEarly, failureFromErrorObject } from './errors.ts';
 
 interface ChunkShape {
   id?: unknown;
@@ -16,7 +16,7 @@ interface ChunkShape {
   model?: unknown;
   system_fingerprint?: unknown;
   /** Chat chunks carry `delta.content`; legacy completion chunks (`text_completion`) carry `text`. */
-  choices?: Array<{ delta?: { content?: unknown }; text?: unknown }>;
+  choices?: Array<{ delta?: { content?: unknown }; text?: unknown; finish_reason?: unknown }>;
   usage?: unknown;
   error?: unknown;
   /** Groq: `x_groq.usage` on the finish chunk, its usage report when `stream_options` was not honoured. */
@@ -40,6 +40,8 @@ export class OpenAIStreamTranslator implements StreamTranslator {
   /** A standard `usage` report, when one comes, wins over Groq's `x_groq.usage`. */
   private usageFromGroq = false;
   private ended = false;
+  /** Some choice's `finish_reason` came: a stream closed without `[DONE]` after it is whole. */
+  private finished = false;
   private readonly plain = new PlainChunkReader();
 
   push(ev: SseEvent): StreamPiece[] {
@@ -49,7 +51,10 @@ export class OpenAIStreamTranslator implements StreamTranslator {
     // The common chunk (no usage, no error) is relayed as sent: only its text is read, without a parse.
     // With usage asked for, OpenAI ends each such chunk with `"usage":null`: cut as text (below), the same.
     const plain = this.plain.read(data);
-    if (plain !== undefined) return [{ kind: 'chunk', json: plain.json, text: plain.text }];
+    if (plain !== undefined) {
+      if (plain.finishes) this.finished = true;
+      return [{ kind: 'chunk', json: plain.json, text: plain.text }];
+    }
     let chunk: ChunkShape;
     try {
       chunk = JSON.parse(data) as ChunkShape;
@@ -74,6 +79,7 @@ export class OpenAIStreamTranslator implements StreamTranslator {
       this.usageFromGroq = true;
     }
     if (!Array.isArray(choices) || choices.length === 0) return [];
+    if (!this.finished && choices.some((c) => c?.finish_reason != null)) this.finished = true;
     const first = choices[0];
     const text = typeof first?.delta?.content === 'string' ? first.delta.content : typeof first?.text === 'string' ? first.text : '';
     if (!hasUsageKey && !hadGroqUsage) return [{ kind: 'chunk', json: data, text }];
@@ -88,8 +94,11 @@ export class OpenAIStreamTranslator implements StreamTranslator {
 
   finish(): StreamPiece[] {
     if (this.ended) return [];
-    // Some OpenAI-compatible servers close without [DONE]; the content still counts if usage or a finish arrived.
-    return this.complete();
+    // Some OpenAI-compatible servers close without [DONE]: the answer is whole if a finish or usage arrived.
+    // Without either, the connection broke mid-answer, and the client must not take what it got for all of it.
+    if (this.finished || this.usage !== null) return this.complete();
+    this.ended = true;
+    return [{ kind: 'error', failure: endedEarly() }];
   }
 
   private complete(): StreamPiece[] {
