@@ -21,6 +21,11 @@ export interface GatewayErrorInit {
   retryable?: boolean;
   /** An upstream's own error answer, for a front end of the same protocol to pass on verbatim. */
   upstream?: UpstreamErrorBody;
+  /**
+   * The service is overloaded or unreachable, not broken: every provider tried was (503, Anthropic's 529, no
+   * connection). A protocol with its own answer for that (Anthropic's 529 `overloaded_error`) gives it.
+   */
+  overloaded?: boolean;
 }
 
 export interface UpstreamErrorBody {
@@ -38,6 +43,7 @@ export class GatewayError extends Error {
   readonly headers: Record<string, string>;
   readonly retryable: boolean | undefined;
   readonly upstream: UpstreamErrorBody | undefined;
+  readonly overloaded: boolean;
 
   constructor(init: GatewayErrorInit) {
     super(init.message);
@@ -49,6 +55,7 @@ export class GatewayError extends Error {
     this.headers = init.headers ?? {};
     this.retryable = init.retryable;
     this.upstream = init.upstream;
+    this.overloaded = init.overloaded === true;
   }
 
   toBody(): { error: { message: string; type: string; param: string | null; code: string | null } } {
@@ -106,14 +113,19 @@ export const rateLimited = (message: string, retryAfterSeconds: number, extra: R
 export const internalError = (message = 'Internal gateway error.'): GatewayError =>
   new GatewayError({ status: 500, type: 'api_error', code: 'internal_error', message });
 
-export const upstreamError = (message: string, opts: { timeout?: boolean; attempts: number }): GatewayError =>
+/**
+ * `overloaded`: every provider was overloaded or unreachable. `needsOperator`: every provider refused its own
+ * key (or had none), which no retry mends.
+ */
+export const upstreamError = (message: string, opts: { timeout?: boolean; attempts: number; overloaded?: boolean; needsOperator?: boolean }): GatewayError =>
   new GatewayError({
     status: opts.timeout ? 504 : 502,
     type: 'api_error',
     code: opts.timeout ? 'upstream_timeout' : 'upstream_error',
     message,
     // The SDKs would repeat the whole chain twice more; once we tried twice ourselves, say no.
-    retryable: opts.attempts >= 2 ? false : undefined,
+    retryable: opts.attempts >= 2 || opts.needsOperator === true ? false : undefined,
+    overloaded: opts.overloaded === true,
   });
 
 export function toGatewayError(err: unknown): GatewayError {

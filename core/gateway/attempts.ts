@@ -211,5 +211,7 @@ function finalError(failures: Array<{ c: Candidate; f: AttemptFailure }>, attemp
   const last = failures[failures.length - 1].f;
   const timeout = last.kind === 'timeout';
   const n = attempts.length;
-  return upstreamError(`${n === 1 ? 'The provider' : `All ${n} attempts`} failed: ${summary}`, { timeout, attempts: n });
+  const overloaded = failures.every((x) => x.f.kind === 'connect' || (x.f.kind === 'http' && x.f.failure.status === 503));
+  const needsOperator = failures.every((x) => x.f.kind === 'no-key' || (x.f.kind === 'http' && (x.f.failure.status === 401 || x.f.failure.status === 403)));
+  return upstreamError(`${n === 1 ? 'The provider' : `All ${n} attempts`} failed: ${summary}`, { timeout, attempts: n, overloaded, needsOperator });
 }

@@ -310,6 +310,19 @@ describe("errors in Anthropic's envelope", () => {
     expect(err).toMatchObject({ status: 529, error: { type: 'error', error: { type: 'overloaded_error' } } });
   });
 
+  it('a provider that refuses its own key is a 502 api_error naming it, not "overloaded", and not worth a retry', async () => {
+    openai.setDefaultFault({ kind: 'status', status: 401 });
+    const err = await sdk().messages.create({ model: 'gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.InternalServerError);
+    expect(err).toMatchObject({ status: 502, error: { type: 'error', error: { type: 'api_error' } } });
+    expect(String((err as Error).message)).toMatch(/rejected its API key/);
+    expect((err as InstanceType<typeof Anthropic.APIError>).headers?.get('x-should-retry')).toBe('false');
+    // A provider's own 500 is a failure too, not an overload.
+    openai.setDefaultFault({ kind: 'status', status: 500 });
+    const broken = await sdk().messages.create({ model: 'gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect(broken).toMatchObject({ status: 502, error: { type: 'error', error: { type: 'api_error' } } });
+  });
+
   it('404 not_found_error for an unknown model; 400 invalid_request_error naming a missing field', async () => {
     await expect(sdk().messages.create({ model: 'no-such-model', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
     const bad = await fetch(`${root}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': t.keys.agent }, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'x' }] }) });

@@ -347,10 +347,11 @@ describe('502 / 504 from the providers', () => {
     expect(err.message).toContain('locked');
     expect(err.message).toContain('401');
     expect(err.message).not.toContain('sk-wrong-upstream-key-1111111111');
-    // One attempt only (a retry of the same bad key cannot help), so the SDK may retry.
+    // One attempt only (a retry of the same bad key cannot help), and the SDKs are told not to retry either:
+    // a key the provider refused needs its owner (Claude Code retried such an answer ten times, for minutes).
     const row = audit(err.requestID!);
     expect(row.attempts).toBe(1);
-    expect(err.headers?.get('x-should-retry')).toBeNull();
+    expect(err.headers?.get('x-should-retry')).toBe('false');
   });
 
   it('an upstream 400 goes back as 400 with its message, the provider secret scrubbed', async () => {

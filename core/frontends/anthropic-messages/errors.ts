@@ -1,7 +1,9 @@
 /**
  * Anthropic's error envelope: `{"type":"error","error":{"type","message"},"request_id"}` with the
- * status/type pairs its SDKs expect. When every provider is down or overloaded the client hears 529
- * `overloaded_error`, which Claude Code and the SDKs retry with backoff. An Anthropic upstream's own
+ * status/type pairs its SDKs expect. When every provider is overloaded or unreachable (or the gateway is
+ * busy) the client hears 529 `overloaded_error`, which Claude Code and the SDKs retry with backoff. Any other
+ * provider failure (a 500, a key the provider refused) stays a 502 `api_error` with the gateway's message:
+ * as 529, Claude Code told the user the service was overloaded when a key was wrong. An Anthropic upstream's own
  * client error goes back verbatim: Claude Code's recovery (dropping thinking, signatures) reads its wording.
  */
 import type { GatewayError } from '../../errors.ts';
@@ -21,7 +23,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
 };
 
 export function errorType(err: GatewayError): { status: number; type: string } {
-  const status = err.status === 502 || err.status === 503 ? 529 : err.status;
+  const status = err.status === 503 || (err.status === 502 && err.overloaded) ? 529 : err.status;
   return { status, type: TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error') };
 }
 
