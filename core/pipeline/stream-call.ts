@@ -80,10 +80,11 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
   const renderer = call.frontEnd.stream(call.request, { requestId: ctx.requestId, requestedModel: call.request.model, model: candidate.model, provider: candidate.provider });
   const relay = new Relay(ctx, res, renderer);
   const stream = success.value;
-  // A stream cut short (client gone, provider failed mid-way) still used tokens: bill what was delivered,
-  // from the upstream's usage when it came, else an estimate of the prompt and the text relayed so far.
+  // A stream cut short (client gone, provider failed mid-way) still used tokens: bill what was delivered, from
+  // the upstream's usage so far with at least the output relayed (Anthropic's `message_start` reports 1 output
+  // token, which a cut pass-through stream was billed as, however much text it had relayed), else an estimate.
   const settlePartial = async (): Promise<void> => {
-    settleUsage(ctx, candidate, relay.usage ?? partialUsage(stream.decoder.usageSoFar?.() ?? null, await call.estimate(relay.text)));
+    settleUsage(ctx, candidate, partialUsage(relay.usage ?? stream.decoder.usageSoFar?.() ?? null, await call.estimate(relay.text)));
     record.responseBody = relay.text;
   };
   let frames = stream.pending;
@@ -145,7 +146,8 @@ export async function streamCall(ctx: RequestContext, call: PipelineCall, admiss
 
 /**
  * A cut stream's usage: what the upstream already reported (Anthropic's `message_start` knows the whole
- * prompt, cache included) with the output that was relayed, whichever count is larger; estimated.
+ * prompt, cache included) with the output that was relayed, whichever count is larger; estimated, since a
+ * stream that never ended never gave its final count.
  */
 function partialUsage(reported: Usage | null, estimated: Usage): Usage {
   if (reported === null) return estimated;

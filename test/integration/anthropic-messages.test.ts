@@ -60,6 +60,24 @@ const sdk = (apiKey = t.keys.agent, opts: Partial<ConstructorParameters<typeof A
 const lastBody = (fake: FakeUpstream) => fake.requests.at(-1)!.body as Record<string, unknown>;
 
 describe('pass-through to an Anthropic upstream', () => {
+  it('a stream cut mid-way pays for the text it relayed, not the 1 output token of message_start, and says it is estimated', async () => {
+    // message_start, content_block_start, then word deltas: the body ends cleanly after a few of them.
+    claude.queueFault({ kind: 'end-after-chunks', chunks: 7 });
+    const res = await fetch(`${root}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': t.keys.agent, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 200, stream: true, messages: [{ role: 'user', content: 'alpha beta gamma delta epsilon zeta eta theta iota kappa' }] }),
+    });
+    const text = await res.text();
+    expect(text).toContain('event: error');
+    const relayed = [...text.matchAll(/"text_delta","text":"([^"]*)"/g)].map((m) => m[1]).join('');
+    expect(relayed.split(' ').length).toBeGreaterThanOrEqual(3);
+    const row = await auditRow(t, res.headers.get('x-request-id'));
+    expect(row.status).toBe(502);
+    expect(row.outputTokens).toBeGreaterThan(1);
+    expect(row.pricing).toBe('estimated');
+  });
+
   it('messages.create: the answer as Anthropic sent it with usage.cost added, cost in a header, one audit row with user agent and session', async () => {
     const { data, response } = await sdk()
       .messages.create({ model: 'claude-sonnet-4-6', max_tokens: 50, messages: [{ role: 'user', content: 'hello there' }] }, { headers: { 'x-claude-code-session-id': 'sess-123' } })
