@@ -166,6 +166,24 @@ function forgedThinking(body: MessagesBody, issued: string | undefined): string 
   return null;
 }
 
+/**
+ * Like the real API: with thinking on, a tool loop's last assistant turn must hand back its thinking block
+ * first (docs: extended thinking with tool use; the 400's wording is the API's).
+ */
+function thinkingToolTurn(body: MessagesBody): string | null {
+  if ((body as { thinking?: { type?: string } }).thinking?.type !== 'enabled') return null;
+  const messages = body.messages as MessageParam[];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role !== 'assistant') continue;
+    const content = messages[i].content;
+    if (!Array.isArray(content) || !content.some((b) => (b as Block).type === 'tool_use')) return null;
+    const first = (content[0] as Block).type;
+    if (first === 'thinking' || first === 'redacted_thinking') return null;
+    return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+  }
+  return null;
+}
+
 // ---- response ----
 
 const STOP_REASONS: Record<ScenarioFinish, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use' };
@@ -185,7 +203,7 @@ export function anthropicUsage(reply: ScenarioReply, options: FakeOptions) {
 
 async function messages(x: Exchange, fail: (status: number, message?: string) => Promise<void>): Promise<void> {
   const body = x.body as MessagesBody;
-  const problem = validate(body) ?? forgedThinking(body, x.options.thinking?.signature);
+  const problem = validate(body) ?? forgedThinking(body, x.options.thinking?.signature) ?? thinkingToolTurn(body);
   if (problem) return fail(400, problem);
   const reply = runScenario({ ...toScenario(body), forcedTool: x.options.toolCall });
   const thinking = x.options.thinking;

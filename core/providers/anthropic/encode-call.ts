@@ -89,6 +89,21 @@ function turns(messages: CallMessage[]): Obj[] {
   return out;
 }
 
+/**
+ * Whether the conversation continues a tool call whose assistant turn lacks its signed thinking block. With
+ * thinking on, Anthropic refuses such a turn (400: "a final assistant message must start with a thinking
+ * block"), and a chat client has nowhere to keep the signature: chat's `reasoning_content` is text only. Such
+ * a turn goes without thinking rather than fail every second step of an agent loop.
+ */
+function unsignedToolTurn(messages: Obj[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role !== 'assistant') continue;
+    const blocks = messages[i].content as Obj[];
+    return blocks.some((b) => b.type === 'tool_use') && blocks[0]?.type !== 'thinking' && blocks[0]?.type !== 'redacted_thinking';
+  }
+  return false;
+}
+
 export function anthropicBodyFromCall(req: CallRequest, model: string, stream: boolean): Obj {
   if (req.n > 1) throw badRequest('Anthropic models return one choice per request; `n` must be 1.', 'unsupported_parameter', 'n');
   const body: Obj = { model, max_tokens: req.maxOutputTokens ?? DEFAULT_MAX_TOKENS, messages: turns(req.messages) };
@@ -115,7 +130,7 @@ export function anthropicBodyFromCall(req: CallRequest, model: string, stream: b
     const budgets: Record<string, number> = { low: 2048, medium: 8192, high: 16384, xhigh: 32000 };
     const budget = Math.max(1024, r.budgetTokens ?? budgets[r.effort ?? 'medium'] ?? 8192);
     // The budget must stay below max_tokens.
-    if ((body.max_tokens as number) > budget) body.thinking = { type: 'enabled', budget_tokens: budget };
+    if ((body.max_tokens as number) > budget && !unsignedToolTurn(body.messages as Obj[])) body.thinking = { type: 'enabled', budget_tokens: budget };
   }
   if (req.cacheControl) body.cache_control = { ...req.cacheControl };
   if (req.responseFormat && req.responseFormat.type !== 'text') {
