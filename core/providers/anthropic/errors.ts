@@ -68,14 +68,6 @@ function snippet(text: string): string {
   return plain.length > 200 ? `${plain.slice(0, 200)}…` : plain;
 }
 
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  for (const [k, v] of Object.entries(headers)) {
-    if (k.toLowerCase() !== name) continue;
-    return Array.isArray(v) ? v[0] : v;
-  }
-  return undefined;
-}
-
 function failure(status: number, fields: AnthropicErrorFields | null, fallbackMessage: string): UpstreamFailure {
   const code = fields?.type ?? null;
   return {
