@@ -59,6 +59,11 @@ export interface CallContext {
   bodyText?: string;
   /** The same body as the bytes the client sent: sent instead of `bodyText` when that goes unchanged (no encoding again). */
   bodyBytes?: Uint8Array;
+  /**
+   * The client allowed one tool call per answer (`parallel_tool_calls: false`, Anthropic's
+   * `disable_parallel_tool_use`): an adapter whose provider has no such switch (Gemini) keeps the first.
+   */
+  oneToolCall?: boolean;
 }
 
 /** A non-stream result: an OpenAI `chat.completion` object (usage included when known). */

@@ -67,6 +67,11 @@ export interface FakeOptions {
    * proves the real signature came back.
    */
   acceptPlaceholderSignature?: boolean;
+  /**
+   * Gemini fake only: a tool call is answered as this many parallel calls of the tool (Gemini has no switch
+   * that asks for one at most). Default 1.
+   */
+  parallelCalls?: number;
 }
 
 export interface FakeUpstream {

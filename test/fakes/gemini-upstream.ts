@@ -258,8 +258,14 @@ async function generate(
   });
   const finish = FINISH_REASONS[reply.finish];
   const call = reply.toolCall;
+  // Parallel calls: only the first part of a step carries the signature, as Gemini 3 does.
   const callPart = (): Part[] =>
-    call ? [{ functionCall: { name: call.name, args: call.arguments }, ...(signsCalls(model) ? { thoughtSignature: issueSignature() } : {}) }] : [];
+    call
+      ? Array.from({ length: Math.max(1, x.options.parallelCalls ?? 1) }, (_, i) => ({
+          functionCall: { name: call.name, args: call.arguments },
+          ...(i === 0 && signsCalls(model) ? { thoughtSignature: issueSignature() } : {}),
+        }))
+      : [];
 
   if (mode === 'json') {
     const parts = call ? callPart() : [{ text: reply.text }];

@@ -47,13 +47,16 @@ function toFrame(p: StreamPiece): Frame {
   }
 }
 
-/** A codec over OpenAI-shaped bodies: `request` builds the upstream request (chat, or legacy completions). */
-export function chunkCodec(c: Candidate, request: (ctx: CallContext) => UpstreamRequest, completionText: (body: Record<string, unknown>) => string): UpstreamCodec {
+/**
+ * A codec over OpenAI-shaped bodies: `request` builds the upstream request (chat, or legacy completions);
+ * `answer` is what the adapter's translation of the answer must also know of the call.
+ */
+export function chunkCodec(c: Candidate, request: (ctx: CallContext) => UpstreamRequest, completionText: (body: Record<string, unknown>) => string, answer?: Pick<CallContext, 'oneToolCall'>): UpstreamCodec {
   const adapter = c.runtime.adapter;
   return {
     request,
     decode(json, text, ctx) {
-      const result = adapter.chatResponse(json, ctx);
+      const result = adapter.chatResponse(json, answer ? { ...ctx, ...answer } : ctx);
       return {
         kind: 'native',
         usage: result.usage,
@@ -74,14 +77,16 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
         },
       };
     },
-    frames: (ctx) => new ChunkFrames(adapter.chatStream(ctx)),
+    frames: (ctx) => new ChunkFrames(adapter.chatStream(answer ? { ...ctx, ...answer } : ctx)),
   };
 }
+
+const ONE_TOOL_CALL = { oneToolCall: true } as const;
 
 export const chatCodec = (body: ChatRequest, forwardHeaders: Record<string, string>, req?: CallRequest, bodyText?: string, bodyBytes?: Uint8Array) => (c: Candidate): UpstreamCodec =>
   req && c.runtime.adapter.protocol === 'anthropic-messages'
     ? neutralCodec(c, req)
-    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, { ...ctx, forwardHeaders, bodyText, bodyBytes }), chatCompletionText);
+    : chunkCodec(c, (ctx) => c.runtime.adapter.chatRequest(body, { ...ctx, forwardHeaders, bodyText, bodyBytes }), chatCompletionText, body.parallel_tool_calls === false ? ONE_TOOL_CALL : undefined);
 
 export function chatCompletionText(body: Record<string, unknown>): string {
   const choices = body.choices;

@@ -76,13 +76,6 @@ function retryInfoMs(e: GeminiErrorBody): number | undefined {
   return undefined;
 }
 
-function header(headers: Headers, name: string): string | undefined {
-  for (const [k, v] of Object.entries(headers)) {
-    if (k.toLowerCase() === name) return Array.isArray(v) ? v[0] : v;
-  }
-  return undefined;
-}
-
 /** Google's front ends answer some failures with HTML pages; the title or a tag-free snippet says enough. */
 function snippet(text: string): string {
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1];

@@ -6,8 +6,10 @@
 import { openAIChatBodyFromCall } from '../openai/encode-call.ts';
 import { decodeOpenAIResult, OpenAIFrameDecoder } from '../openai/decode-call.ts';
 import { ToolNameMap } from '../tool-names.ts';
-import type { Frame, FrameDecoder, NeutralCodec, SseEvent, StreamPiece, StreamTranslator } from '../types.ts';
-import { chatRequest } from './request.ts';
+import type { CallContext, Frame, FrameDecoder, NeutralCodec, SseEvent, StreamPiece, StreamTranslator } from '../types.ts';
+import { THINKING_BUDGET, chatRequest } from './request.ts';
+import type { GeminiThinkingConfig } from './wire.ts';
+import type { CallRequest } from '../../pipeline/call-model.ts';
 import { chatResponse } from './response.ts';
 import { GeminiStreamTranslator } from './stream.ts';
 import type { ChatRequest } from '../types.ts';
@@ -46,14 +48,31 @@ class GeminiFrameDecoder implements FrameDecoder {
   }
 }
 
+/**
+ * The thinking a Messages or Responses call asked for, as Gemini's budget: chat's translation reads only
+ * `reasoning_effort`, which the neutral call has no place for. An Anthropic budget is kept (within the 24,576
+ * every 2.5 model accepts); adaptive thinking is Gemini's dynamic budget (-1).
+ */
+function thinkingFor(req: CallRequest): GeminiThinkingConfig | undefined {
+  const r = req.reasoning;
+  if (!r) return undefined;
+  if (typeof r.budgetTokens === 'number') return { thinkingBudget: Math.min(MAX_THINKING_BUDGET, Math.max(0, Math.round(r.budgetTokens))) };
+  if (r.effort !== undefined && r.effort in THINKING_BUDGET) return { thinkingBudget: THINKING_BUDGET[r.effort] };
+  return r.enabled ? { thinkingBudget: -1 } : undefined;
+}
+
+const MAX_THINKING_BUDGET = 24_576;
+
+const withCall = (ctx: CallContext, req: CallRequest): CallContext => (req.parallelToolCalls === false ? { ...ctx, oneToolCall: true } : ctx);
+
 export const geminiNeutralCodec: NeutralCodec = {
-  encodeCall: (req, ctx) => chatRequest(openAIChatBodyFromCall(req, ctx, true) as ChatRequest, ctx),
+  encodeCall: (req, ctx) => chatRequest(openAIChatBodyFromCall(req, ctx, true) as ChatRequest, ctx, thinkingFor(req)),
   decodeCall: (json, ctx, req) => {
     const names = new ToolNameMap(req.tools.map((t) => t.name));
-    return decodeOpenAIResult(chatResponse(json, ctx).body, (n) => names.down(n));
+    return decodeOpenAIResult(chatResponse(json, withCall(ctx, req)).body, (n) => names.down(n));
   },
   callFrames: (ctx, req) => {
     const names = new ToolNameMap(req.tools.map((t) => t.name));
-    return new GeminiFrameDecoder(new GeminiStreamTranslator(ctx), new OpenAIFrameDecoder((n) => names.down(n)));
+    return new GeminiFrameDecoder(new GeminiStreamTranslator(withCall(ctx, req)), new OpenAIFrameDecoder((n) => names.down(n)));
   },
 };

@@ -15,6 +15,7 @@ import type {
   GeminiPart,
   GeminiRole,
   GeminiSchema,
+  GeminiThinkingConfig,
   GeminiToolConfig,
   GenerateContentRequest,
 } from './wire.ts';
@@ -51,13 +52,16 @@ export function geminiHeaders(apiKey: string | null, json: boolean): Record<stri
   return h;
 }
 
-export function chatRequest(body: ChatRequest, ctx: CallContext): UpstreamRequest {
+/** `thinking`: the thinking asked for in another protocol's terms (a budget), over what the chat body says. */
+export function chatRequest(body: ChatRequest, ctx: CallContext, thinking?: GeminiThinkingConfig): UpstreamRequest {
   const action = ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+  const out = toGenerateContent(body);
+  if (thinking) out.generationConfig = { ...out.generationConfig, thinkingConfig: thinking };
   return {
     method: 'POST',
     url: geminiUrl(ctx.provider.baseUrl, `${modelResource(ctx.model)}:${action}`),
     headers: geminiHeaders(ctx.apiKey, true),
-    body: JSON.stringify(toGenerateContent(body)),
+    body: JSON.stringify(out),
   };
 }
 
@@ -528,7 +532,7 @@ function convertSchema(node: unknown, root: Obj, refs: string[], depth: number):
  * accepted range (Flash-Lite's minimum is 512, Flash's maximum 24576); Gemini 3 still accepts a
  * budget. `none` asks for no thinking, which 2.5 Pro refuses with a 400 (it cannot turn thinking off).
  */
-const THINKING_BUDGET: Record<string, number> = {
+export const THINKING_BUDGET: Record<string, number> = {
   none: 0,
   minimal: 512,
   low: 1024,

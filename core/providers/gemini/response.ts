@@ -41,14 +41,15 @@ export const isPromptBlocked = (json: GenerateContentResponse): boolean =>
 /** proto3 JSON leaves out zero values, so a candidate without `index` is candidate 0. */
 export const candidateIndex = (candidate: GeminiCandidate): number => (typeof candidate.index === 'number' ? candidate.index : 0);
 
-function toChoice(candidate: GeminiCandidate): Obj {
+/** `oneToolCall`: Gemini has no switch for parallel calls, so past the first they are dropped here. */
+function toChoice(candidate: GeminiCandidate, oneToolCall: boolean): Obj {
   let text: string | null = null;
   const toolCalls: OpenAIToolCall[] = [];
   for (const part of partsOf(candidate)) {
     const t = visibleText(part);
     if (t !== null) text = (text ?? '') + t;
     const call = isObj(part) ? toolCallFromPart(part) : null;
-    if (call) toolCalls.push(call);
+    if (call && !(oneToolCall && toolCalls.length > 0)) toolCalls.push(call);
   }
   const message: Obj = { role: 'assistant', content: text, refusal: null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
@@ -68,7 +69,7 @@ export function chatResponse(raw: unknown, ctx: CallContext): ChatResult {
   const candidates = Array.isArray(json.candidates) ? json.candidates.filter(isObj) : [];
   const choices =
     candidates.length > 0
-      ? candidates.map(toChoice).sort((a, b) => Number(a.index) - Number(b.index))
+      ? candidates.map((c) => toChoice(c, ctx.oneToolCall === true)).sort((a, b) => Number(a.index) - Number(b.index))
       : [
           {
             index: 0,

@@ -118,7 +118,8 @@ export class GeminiStreamTranslator implements StreamTranslator {
         continue;
       }
       const call = isObj(part) ? toolCallFromPart(part) : null;
-      if (call === null) continue;
+      // Gemini has no switch for parallel calls: past the first, a client that allowed one never sees them.
+      if (call === null || (this.ctx.oneToolCall === true && state.nextToolIndex > 0)) continue;
       flush();
       // One delta with id, type, name and the whole arguments: Gemini never fragments `args`, and
       // the SDK stream helpers concatenate repeated strings, so nothing is ever sent twice.
