@@ -29,6 +29,7 @@ import type { AdminAction } from './admin-action.ts';
 
 export type { AdminAction } from './admin-action.ts';
 import { looksLikeAdminToken } from '../storage/admin-tokens.ts';
+import type { AdminTokenInfo } from '../storage/admin-tokens.ts';
 
 const providerTestSchema = z.object({ name: z.string().min(1).optional() }).strict();
 
@@ -57,19 +58,36 @@ function sameOrigin(req: IncomingMessage): boolean {
 
 const ROUTES = [adminKeyRoutes, adminProviderRoutes, adminLogRoutes, adminLoginRoutes];
 
-/** Who holds the bearer token: the data home's file, a dashboard session, or a person's admin token. */
-async function holderOf(given: string | null, fileToken: string, deps: GatewayDeps, logins: LoginStore): Promise<string | null> {
-  if (tokenMatches(given, fileToken)) return ADMIN_FILE_HOLDER;
+/**
+ * Who holds the bearer token (the data home's file, a dashboard session, or a person's admin token): `name` for
+ * log lines, `key` for the codes and sessions that token asks for. A person's key names the very token (its
+ * prefix and creation time), so a session ends with that token even when the name is issued again: by name,
+ * re-issuing a revoked person's token (the usual answer to a stolen laptop) revived the thief's sessions.
+ */
+interface Holder {
+  name: string;
+  key: string;
+}
+
+const FILE_HOLDER: Holder = { name: ADMIN_FILE_HOLDER, key: ADMIN_FILE_HOLDER };
+const SEP = '\u0000';
+const tokenKey = (t: AdminTokenInfo): string => `${t.name}${SEP}${t.prefix}${SEP}${t.createdAt}`;
+
+async function holderOf(given: string | null, fileToken: string, deps: GatewayDeps, logins: LoginStore): Promise<Holder | null> {
+  if (tokenMatches(given, fileToken)) return FILE_HOLDER;
   const session = await logins.sessionHolder(given);
   // A session acts as the person whose token asked for its code, for as long as that token stands: revoking it
   // ends the sessions (and spends the codes) it opened, as it ends the token (looked up each time, every instance).
-  if (session !== null) return session === ADMIN_FILE_HOLDER || (await holderStands(deps, session)) ? session : null;
+  if (session !== null) return session === ADMIN_FILE_HOLDER ? FILE_HOLDER : await tokenStands(deps, session);
   // Looked up on every request (admin traffic is light), so a revocation through any instance holds at once.
-  return looksLikeAdminToken(given) ? await deps.store.adminTokens.holderOf(given) : null;
+  const token = looksLikeAdminToken(given) ? await deps.store.adminTokens.holderOf(given) : null;
+  return token ? { name: token.name, key: tokenKey(token) } : null;
 }
 
-async function holderStands(deps: GatewayDeps, name: string): Promise<boolean> {
-  return (await deps.store.adminTokens.list()).some((t) => t.name === name && t.revokedAt === null);
+/** The holder of a session opened through a person's token, while that token is live (a key of another form: none). */
+async function tokenStands(deps: GatewayDeps, key: string): Promise<Holder | null> {
+  const live = (await deps.store.adminTokens.list()).find((t) => tokenKey(t) === key);
+  return live ? { name: live.name, key } : null;
 }
 
 export function createAdminHandler(
@@ -87,14 +105,14 @@ export function createAdminHandler(
       if (req.method === 'POST' && path === '/admin/login') {
         return await exchangeLoginCode(req, res, headers, logins, async (session) => (await holderOf(session, token, deps, logins)) !== null);
       }
-      const holder = await holderOf(bearerToken(req), token, deps, logins);
-      if (holder === null) {
+      const who = await holderOf(bearerToken(req), token, deps, logins);
+      if (who === null) {
         throw new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_admin_token', message: 'The admin API needs `Authorization: Bearer <admin token>`: the file `admin-token` in the data home, or a token from `gateway admin-tokens create`.' });
       }
       const method = req.method ?? 'GET';
       if (method !== 'GET' && method !== 'HEAD' && actions.size > 0) {
         res.once('finish', () => {
-          const action: AdminAction = { time: Date.now(), holder, method, path, status: res.statusCode };
+          const action: AdminAction = { time: Date.now(), holder: who.name, method, path, status: res.statusCode };
           for (const fn of actions) fn(action);
         });
       }
@@ -143,7 +161,7 @@ export function createAdminHandler(
       }
       if (method === 'GET' && path === '/admin/events') return streamEvents(req, res, headers, listeners);
       for (const route of ROUTES) {
-        if (await route({ req, res, method, path, query, headers, deps, logins, holder })) return;
+        if (await route({ req, res, method, path, query, headers, deps, logins, holder: who.name, holderKey: who.key })) return;
       }
       throw notFound(`Unknown admin path ${method} ${path}.`);
     } catch (err) {

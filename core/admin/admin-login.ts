@@ -18,7 +18,7 @@ import type { LoginStore } from './login-codes.ts';
 const exchangeSchema = z.object({ code: z.string().min(1).max(200) }).strict();
 const issueSchema = z.object({ ttl_seconds: z.number().int().positive().max(900).optional() }).strict();
 
-export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins, holder }) => {
+export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, headers, logins, holderKey }) => {
   if (method === 'POST' && path === '/admin/logout') {
     // Signs out the session that sends it (a token that is not a session, the file's or a person's, is untouched).
     req.resume();
@@ -43,7 +43,7 @@ export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, hea
     if (!parsed.success) throw badRequest(`ttl_seconds: ${parsed.error.issues[0]?.message ?? 'invalid'}`, 'invalid_value', 'ttl_seconds');
     ttlSeconds = parsed.data.ttl_seconds;
   }
-  const { code, expiresAt } = logins.issue(ttlSeconds === undefined ? undefined : ttlSeconds * 1000, holder);
+  const { code, expiresAt } = logins.issue(ttlSeconds === undefined ? undefined : ttlSeconds * 1000, holderKey);
   sendJson(res, 201, { code, path: loginPath(code), expires_at: new Date(expiresAt).toISOString() }, headers);
   return true;
 };

@@ -18,6 +18,8 @@ export interface AdminRequest {
   logins: LoginStore;
   /** Who is asking: a person's admin token name, or `admin-token` for the data home's file. */
   holder: string;
+  /** The same, as the codes and sessions it asks for keep it: which token, not only whose (admin-api.ts). */
+  holderKey: string;
 }
 
 /** Handles the request and returns true, or returns false when the path is not its own. */

@@ -72,8 +72,8 @@ export interface AdminTokensStore {
   create(name: string): Awaitable<IssuedAdminToken>;
   list(options?: { includeRevoked?: boolean }): Awaitable<AdminTokenInfo[]>;
   revoke(name: string): Awaitable<AdminTokenInfo>;
-  /** The name of the person holding this live token, or null. */
-  holderOf(secret: string): Awaitable<string | null>;
+  /** The live token this secret is (its person's name, prefix and creation time), or null. */
+  holderOf(secret: string): Awaitable<AdminTokenInfo | null>;
 }
 
 export type DayModelSpend = { day: string; model: string; cost_usd: number; requests: number; unpriced: number; estimated: number };

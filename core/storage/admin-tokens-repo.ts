@@ -46,7 +46,8 @@ export class AdminTokensRepo implements AdminTokensStore {
     return toAdminToken(row);
   }
 
-  holderOf(secret: string): string | null {
-    return this.byHash.get(hashAdminToken(secret))?.name ?? null;
+  holderOf(secret: string): AdminTokenInfo | null {
+    const row = this.byHash.get(hashAdminToken(secret));
+    return row ? toAdminToken(row) : null;
   }
 }

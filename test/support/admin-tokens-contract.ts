@@ -136,6 +136,19 @@ export async function adminTokensContract(s: ContractSetup): Promise<void> {
   expect((await cli(['admin-tokens', 'revoke', 'alice'])).code).toBe(1);
   const all = JSON.parse((await cli(['admin-tokens', 'list', '--all', '--json'])).stdout) as Array<{ name: string; revoked_at: string | null }>;
   expect(all.find((t) => t.name === 'alice')?.revoked_at).not.toBeNull();
-  // The name is free again once revoked.
-  expect((await cli(['admin-tokens', 'create', '--name', 'alice'])).code).toBe(0);
+  // The name is free again once revoked, and alice's new token works; what the revoked one opened stays ended
+  // (a stolen laptop's session must not come back when its owner gets a new token).
+  const reissued = await cli(['admin-tokens', 'create', '--name', 'alice']);
+  expect(reissued.code).toBe(0);
+  const fresh = await adminFetch(s.gateways[0], reissued.stdout.trim());
+  expect(fresh.status).toBe(200);
+  await fresh.body?.cancel();
+  for (const g of s.gateways) {
+    const old = await adminFetch(g, aliceSession);
+    expect(old.status).toBe(401);
+    await old.body?.cancel();
+  }
+  const revivedTrade = await trade(aliceLater);
+  expect(revivedTrade.status).toBe(401);
+  await revivedTrade.body?.cancel();
 }

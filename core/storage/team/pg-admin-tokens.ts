@@ -43,8 +43,8 @@ export class PgAdminTokens implements AdminTokensStore {
     return toAdminToken(r.rows[0]);
   }
 
-  async holderOf(secret: string): Promise<string | null> {
-    const r = await this.#pool.query<{ name: string }>(`SELECT name FROM admin_tokens WHERE hash = $1 AND revoked_at IS NULL`, [hashAdminToken(secret)]);
-    return r.rows[0]?.name ?? null;
+  async holderOf(secret: string): Promise<AdminTokenInfo | null> {
+    const r = await this.#pool.query<AdminTokenRow>(`SELECT * FROM admin_tokens WHERE hash = $1 AND revoked_at IS NULL`, [hashAdminToken(secret)]);
+    return r.rows.length > 0 ? toAdminToken(r.rows[0]) : null;
   }
 }
