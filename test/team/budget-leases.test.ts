@@ -110,6 +110,36 @@ describe.skipIf(!run)('team budgets: what a dead instance held', () => {
     expect((await b.budgets.snapshot(k))?.reserved).toBeCloseTo(0.7, 10);
   });
 
+  it("keeps holding when Redis lost a live instance's lease key (a restart, an outage past the lease)", async () => {
+    // A lease long enough that no renewal comes during the test: the reservation itself must notice.
+    const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    redis.on('error', () => undefined);
+    conns.push(redis);
+    const budgets = new RedisBudgets(redis, calls, { leaseMs: 60_000 });
+    const k = key(1);
+    await budgets.reserve(k, 0.3);
+    for (const lease of await redis.keys('gw:lease:*')) await redis.del(lease);
+    // The hold filed under the lost lease is gone with it (as a dead instance's would be); the next ones stand.
+    const tries = await Promise.all(Array.from({ length: 10 }, () => refused(budgets.reserve(k, 0.3))));
+    expect(tries.filter((r) => r === null)).toHaveLength(3);
+    expect(tries.filter((r) => r === 402)).toHaveLength(7);
+    expect((await budgets.snapshot(k))?.reserved).toBeCloseTo(0.9, 10);
+  });
+
+  it('settles once Redis answers again: the cost counted, the hold gone', async () => {
+    const a = instance();
+    const b = instance();
+    const k = key(1);
+    const settle = await a.budgets.reserve(k, 0.5);
+    // Redis is out of reach when the call ends: the settlement waits and tries again.
+    a.redis.disconnect();
+    settle(0.2);
+    await sleep(200);
+    await a.redis.connect();
+    await expect.poll(async () => (await b.budgets.snapshot(k))?.spent, { timeout: 5_000 }).toBeCloseTo(0.2, 10);
+    expect((await b.budgets.snapshot(k))?.reserved).toBe(0);
+  });
+
   it('holds 100 concurrent reservations across two instances to the budget', async () => {
     const a = instance();
     const b = instance();

@@ -45,6 +45,18 @@ export class InstanceLease {
     return this.#id;
   }
 
+  /**
+   * A new lease in place of `lost`, whose key Redis no longer has (a restart without persistence, an outage past
+   * the lease): found by a reservation before the next renewal would. Callers racing here share one new lease.
+   */
+  async replace(lost: string): Promise<string> {
+    if (this.#id === lost) {
+      this.#id = newId();
+      this.#held = this.#take();
+    }
+    return this.id();
+  }
+
   /** Stops renewing and gives the lease up: what this instance still holds is released at once. */
   async release(): Promise<void> {
     const taken = this.#held !== null;

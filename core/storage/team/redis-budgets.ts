@@ -7,6 +7,7 @@
  * stands and drops the others': an instance killed with calls in flight would otherwise hold their worst
  * cases until the counter expires (400 days for a total budget), refusing calls the key can afford.
  */
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { StoredKey } from '../keys-repo.ts';
 import { budgetRefusal, periodStart, reservable, type BudgetHint, type Budgets, type BudgetSnapshot, type SettleBudget } from '../../state/budgets.ts';
@@ -15,12 +16,16 @@ import { DEFAULT_LEASE_MS, InstanceLease, LEASE_PREFIX } from './instance-lease.
 import { luaScript } from './redis-script.ts';
 
 // Returns {status, spent, held} as strings: Lua would truncate numbers to integers.
-// status: 'seed' (no counter yet), 'no' (refused), 'ok' (held, or only counted when ARGV[2] is 0 and ARGV[1] huge).
+// status: 'seed' (no counter yet), 'no' (refused), 'ok' (held, or only counted when ARGV[2] is 0 and ARGV[1] huge),
+// 'lease' (the caller's own lease key is gone: a Redis restart or outage lost it. Its holds would be dropped as
+// a dead instance's by the very next reservation, its own included, and every call would pass: it takes a new
+// lease and asks again).
 // ARGV: budget, estimate, this instance's lease id, the lease key prefix. The lease keys are not among KEYS:
 // this needs a single Redis server (or a cluster whose every key shares one slot), as team mode documents.
 // `reserved` is where gateways before leases held their calls: still counted, never dropped.
 const RESERVE = luaScript(
   `
+  if ARGV[3] ~= '' and redis.call('EXISTS', ARGV[4] .. ARGV[3]) == 0 then return {'lease', '0', '0'} end
   local spent = redis.call('HGET', KEYS[1], 'spent')
   if not spent then return {'seed', '0', '0'} end
   local held = 0
@@ -44,10 +49,12 @@ const RESERVE = luaScript(
   1,
 );
 
-// ARGV: the estimate held, the real cost, the lease id it was held under. A hold already dropped (its lease ran
-// out) leaves nothing below zero: a field at or under zero is removed.
+// ARGV: the estimate held, the real cost, the lease id it was held under, the settlement's own key. A hold
+// already dropped (its lease ran out) leaves nothing below zero: a field at or under zero is removed. The
+// settlement's key makes a retry (its reply lost to a broken connection) count the cost once.
 const SETTLE = luaScript(
   `
+  if not redis.call('SET', ARGV[4], '1', 'PX', 600000, 'NX') then return 0 end
   local f = 'r:' .. ARGV[3]
   local left = tonumber(redis.call('HINCRBYFLOAT', KEYS[1], f, '-' .. ARGV[1]))
   if left < 1e-12 then redis.call('HDEL', KEYS[1], f) end
@@ -56,6 +63,10 @@ const SETTLE = luaScript(
   `,
   1,
 );
+
+/** Waits before each new try of a failed settlement: ~4 minutes in all. */
+const SETTLE_RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 60_000, 60_000];
+const SETTLED_PREFIX = 'gw:settled:';
 
 /** Counts without holding anything: a budget no spend reaches. */
 const COUNT_ONLY_BUDGET = 1e300;
@@ -91,8 +102,12 @@ export class RedisBudgets implements Budgets {
     const period = key.budgetPeriod ?? 'total';
     const counter = counterKey(key.id, periodStart(period));
     const estimate = reservable(worstCase);
-    const lease = await this.#lease.id();
+    let lease = await this.#lease.id();
     let [status, spent, reserved] = await this.#reserve(counter, key.budgetUsd, estimate, lease);
+    if (status === 'lease') {
+      lease = await this.#lease.replace(lease);
+      [status, spent, reserved] = await this.#reserve(counter, key.budgetUsd, estimate, lease);
+    }
     if (status === 'seed') {
       // One seed per counter at a time: 200 concurrent first calls read the audit log once, not 200 times.
       let seeding = this.#seeding.get(counter);
@@ -111,8 +126,21 @@ export class RedisBudgets implements Budgets {
       // A cost that is not a finite amount (a broken upstream) must never poison the shared spend.
       const cost = actualCost !== null && Number.isFinite(actualCost) && actualCost > 0 ? actualCost : 0;
       if (estimate === 0 && cost === 0) return;
-      SETTLE(this.#redis, [counter], [estimate, cost, lease]).catch(this.#onError);
+      this.#settle(counter, [estimate, cost, lease, `${SETTLED_PREFIX}${randomBytes(12).toString('hex')}`], 0);
     };
+  }
+
+  /**
+   * A settlement that fails (Redis briefly unreachable) is tried again, for a few minutes: dropped, its worst
+   * case stayed held while this instance lived and its real cost was never counted, so the key overspent once
+   * the hold went.
+   */
+  #settle(counter: string, args: [number, number, string, string], tried: number): void {
+    SETTLE(this.#redis, [counter], args).catch((err: unknown) => {
+      if (tried === 0 || tried + 1 >= SETTLE_RETRY_MS.length) this.#onError(err);
+      if (tried + 1 >= SETTLE_RETRY_MS.length) return;
+      setTimeout(() => this.#settle(counter, args, tried + 1), SETTLE_RETRY_MS[tried]).unref();
+    });
   }
 
   async snapshot(key: StoredKey): Promise<BudgetSnapshot | null> {
