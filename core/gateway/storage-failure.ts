@@ -38,7 +38,8 @@ export function storageFailure(err: unknown, store: FailingStore): GatewayError 
  * (a restart is the usual cause), so a client may retry later; the others are served as before.
  */
 function unreachable(server: string, err: unknown): GatewayError {
-  const why = err instanceof Error ? err.message.split('.')[0] : String(err);
+  // The first sentence: a dot followed by a space or the end (an address's dots stay: "ECONNREFUSED 127.0.0.1:5432").
+  const why = (err instanceof Error ? err.message : String(err)).split(/\.(?:\s|$)/)[0].slice(0, 200);
   logOnce(`unreachable ${server}`, `cannot reach ${server}: ${why}`);
   return new GatewayError({
     status: 503,
