@@ -85,8 +85,9 @@ describe('runtime storage failures', () => {
         (e: unknown) => e as InstanceType<typeof Anthropic.APIError>,
       );
       expect(aerr).toBeInstanceOf(Anthropic.APIError);
-      // The Anthropic front end renders an unavailable service as Anthropic does: 529 overloaded_error.
-      expect(aerr?.status).toBe(529);
+      // Not an overload a retry mends (that would be Anthropic's 529): a 503 api_error naming the file.
+      expect(aerr?.status).toBe(503);
+      expect(aerr?.headers?.get('x-should-retry')).toBe('false');
       const body = aerr?.error as { type: string; error: { type: string; message: string } };
       expect(body.type).toBe('error');
       expect(body.error.message).toContain(dbFile);

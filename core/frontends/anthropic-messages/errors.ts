@@ -23,7 +23,9 @@ const TYPE_BY_STATUS: Record<number, string> = {
 };
 
 export function errorType(err: GatewayError): { status: number; type: string } {
-  const status = err.status === 503 || (err.status === 502 && err.overloaded) ? 529 : err.status;
+  // A 503 a retry may mend (busy, stopping, a team server restarting) is Anthropic's overload; one that needs its
+  // operator (a full or broken database) stays a 503, which the SDK and Claude Code do not read as "overloaded".
+  const status = (err.status === 503 && err.retryable !== false) || (err.status === 502 && err.overloaded) ? 529 : err.status;
   return { status, type: TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error') };
 }
 
