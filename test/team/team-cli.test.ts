@@ -71,4 +71,34 @@ describe.skipIf(!run)('the CLI in team mode', () => {
     expect(half.code).toBe(2);
     expect(half.stderr).toContain('--redis (or GATEWAY_REDIS_URL) is missing');
   }, CLI_TEST_TIMEOUT_MS);
+
+  it('refuses a URL that is not one at once (exit 2, naming its flag), and never prints a password', async () => {
+    const started = Date.now();
+    const badPort = await runCli(['--database', database, '--redis', 'redis://:S3cretPW@127.0.0.1:notaport', 'keys', 'list'], { home: home() });
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toContain('--redis is not a valid URL');
+    expect(badPort.stderr).not.toContain('S3cretPW');
+    // Before: the Redis client retried an unparseable port for 30 s.
+    expect(Date.now() - started).toBeLessThan(CLI_TEST_TIMEOUT_MS);
+    const pgPort = await runCli(['--database', 'postgres://gw:S3cretPW@127.0.0.1:99999/gateway', '--redis', redisServer.url, 'keys', 'list'], { home: home() });
+    expect(pgPort.code).toBe(2);
+    expect(pgPort.stderr).toContain('--database is not a valid URL');
+    expect(pgPort.stderr).not.toContain('S3cretPW');
+    const notDb = await runCli(['--database', database, '--redis', `${redisServer.url}/cache`, 'keys', 'list'], { home: home() });
+    expect(notDb.code).toBe(2);
+    // A password in the query string is masked like one in the user part.
+    const query = new URL(database);
+    query.searchParams.set('password', 'WrongQueryPW');
+    query.port = String(Number(new URL(pgServer.url).port) + 1);
+    const wrong = await runCli(['--database', query.toString(), '--redis', redisServer.url, 'keys', 'list'], { home: home() });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).not.toContain('WrongQueryPW');
+    expect(wrong.stderr).toContain('password=***');
+  }, CLI_TEST_TIMEOUT_MS * 2);
+
+  it('refuses a Redis database number the server does not have, rather than use database 0', async () => {
+    const r = await runCli(['--database', database, '--redis', `${redisServer.url}/99`, 'keys', 'list'], { home: home() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/DB index is out of range/i);
+  }, CLI_TEST_TIMEOUT_MS);
 });

@@ -139,13 +139,22 @@ export async function openTeamState(urls: TeamUrls, opts: TeamOpenOptions): Prom
     throw new StorageError('database_unreadable', `PostgreSQL at ${redact(urls.database)} cannot be used: ${(err as Error).message}`);
   }
   const redis = new Redis(urls.redis, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
-  redis.on('error', () => undefined); // each command reports its own failure
+  // Each command reports its own failure; the last one seen while connecting says why it failed (a wrong password's
+  // WRONGPASS, where connect() itself only says "Connection is closed").
+  let refusal: Error | null = null;
+  redis.on('error', (e: Error) => {
+    refusal = e;
+  });
   try {
     await redis.connect();
+    // The client selects the URL's database itself, and on a refusal ("DB index is out of range") stays on 0.
+    const db = Number(new URL(urls.redis).pathname.slice(1) || 0);
+    if (db > 0) await redis.select(db);
   } catch (err) {
     redis.disconnect();
     await pool.end().catch(() => undefined);
-    throw new StorageError('database_unreadable', `Redis at ${redact(urls.redis)} cannot be reached: ${(err as Error).message}`);
+    const why = (refusal as Error | null)?.message ?? (err as Error).message;
+    throw new StorageError('database_unreadable', `Redis at ${redact(urls.redis)} cannot be used: ${why}`);
   }
   const state = new TeamState(pool, redis, urls, opts.audit);
   return {
