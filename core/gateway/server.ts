@@ -202,6 +202,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
         ctx.bodyText = text;
         ctx.bodyBytes = bytes;
         record.stream = json.stream === true;
+        // Named on the row even when the front end refuses the body before the pipeline would name it.
+        if (typeof json.model === 'string') record.modelRequested = json.model.slice(0, 200);
         if (route === 'chat') await handleChat(ctx, json);
         else if (route === 'responses') await handleResponses(ctx, json);
         else if (route === 'messages') await handleMessages(ctx, json);

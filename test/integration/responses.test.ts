@@ -135,6 +135,19 @@ describe('native pass-through', () => {
     await client.responses.create({ model: MODEL.native, input: 'again', previous_response_id: 'resp_abc' });
     expect((ups.native.requests.at(-1)!.body as Record<string, unknown>).previous_response_id).toBe('resp_abc');
   });
+
+  it('an input item newer than the gateway (Codex: additional_tools) goes through to a native upstream as sent', async () => {
+    const newer = { type: 'additional_tools', role: 'developer', tools: [{ type: 'namespace', name: 'shell' }] };
+    const input = [newer, { type: 'message', role: 'user', content: 'hi' }] as unknown as Parameters<typeof client.responses.create>[0]['input'];
+    const r = await client.responses.create({ model: MODEL.native, input });
+    expect(r.status).toBe('completed');
+    expect((ups.native.requests.at(-1)!.body as { input: unknown[] }).input[0]).toEqual(newer);
+    // To a provider the gateway translates for, it is a 400 naming the item: nothing would carry it.
+    const err = await apiError(client.responses.create({ model: MODEL.chat, input }));
+    expect(err.status).toBe(400);
+    expect((err.error as { param?: string }).param).toBe('input[0].type');
+    expect(err.message).toMatch(/additional_tools/);
+  });
 });
 
 describe('bridge', () => {

@@ -221,8 +221,9 @@ function conversation(rawItems: Array<{ type?: string }>, system: TextPart[]): C
         // Only the upstream that stored the item can resolve it: `bridgeLimits` keeps such calls native.
         return;
       default:
-        if (BUILTIN_ITEM.test(type)) return;
-        throw badRequest(`Invalid '${at}.type': unknown input item type '${type}'.`, 'invalid_value', `${at}.type`);
+        // A built-in tool's item, or one newer than this gateway (Codex's `additional_tools`): a native upstream gets
+        // it in the body as sent; `bridgeLimits` keeps a call that carries an unknown one off translated upstreams.
+        return;
     }
   });
   return out;
@@ -305,6 +306,14 @@ export function bridgeLimits(body: Record<string, unknown>): { droppedTools: str
     throw badRequest("'conversation' needs server-side storage, which the gateway does not keep for translated models. Send the full history instead.", 'unsupported_parameter', 'conversation');
   }
   const items = Array.isArray(body.input) ? (body.input as Array<{ type?: unknown }>) : [];
+  const unknown = items.findIndex((i) => typeof i?.type === 'string' && !Object.hasOwn(itemSchemas, i.type) && i.type !== 'item_reference' && !BUILTIN_ITEM.test(i.type));
+  if (unknown >= 0) {
+    throw badRequest(
+      `Invalid 'input[${unknown}].type': unknown input item type '${String(items[unknown].type)}'. Only a provider that speaks Responses itself (OpenAI, Azure) can take it; this model is served by one the gateway translates for.`,
+      'invalid_value',
+      `input[${unknown}].type`,
+    );
+  }
   const ref = items.findIndex((i) => i?.type === 'item_reference');
   if (ref >= 0) {
     throw badRequest(
