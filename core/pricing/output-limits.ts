@@ -42,8 +42,13 @@ const LIMITS: ReadonlyArray<readonly [prefix: string, limit: number]> = [
 
 /** `vendor/model` ids (OpenRouter) are looked up by the part after the slash too. */
 export function modelOutputLimit(model: string): number {
+  return knownOutputLimit(model) ?? DEFAULT_MAX_OUTPUT_TOKENS;
+}
+
+/** The model's published output limit, or null for a model not in the table. */
+export function knownOutputLimit(model: string): number | null {
   const id = model.toLowerCase();
   const bare = id.includes('/') ? id.slice(id.lastIndexOf('/') + 1) : id;
   for (const [prefix, limit] of LIMITS) if (bare.startsWith(prefix)) return limit;
-  return DEFAULT_MAX_OUTPUT_TOKENS;
+  return null;
 }

@@ -144,6 +144,26 @@ export function openaiUsage(reply: ScenarioReply, options: FakeOptions) {
   };
 }
 
+/**
+ * What OpenAI refuses of its older chat models, with its wording: `reasoning_effort` (only reasoning models take
+ * it) and an output cap above the model's own (gpt-4o and gpt-4o-mini write 16,384 at most).
+ */
+function modelLimits(body: ChatBody): ReturnType<typeof openaiError> | null {
+  const model = String(body.model);
+  if (!/^gpt-4o/.test(model)) return null;
+  const b = body as ChatBody & { reasoning_effort?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown };
+  if (b.reasoning_effort !== undefined) {
+    return openaiError("Unsupported parameter: 'reasoning_effort' is not supported with this model.", 'invalid_request_error', 'reasoning_effort', 'unsupported_parameter');
+  }
+  for (const field of ['max_completion_tokens', 'max_tokens'] as const) {
+    const v = b[field];
+    if (typeof v === 'number' && v > 16_384) {
+      return openaiError(`${field} is too large: ${v}. This model supports at most 16384 completion tokens, whereas you provided ${v}.`, 'invalid_request_error', field, 'invalid_value');
+    }
+  }
+  return null;
+}
+
 async function chat(x: Exchange): Promise<void> {
   const body = x.body as ChatBody;
   if (typeof body !== 'object' || body === null) {
@@ -158,6 +178,8 @@ async function chat(x: Exchange): Promise<void> {
   if (x.options.rejectStreamOptions && 'stream_options' in body) {
     return x.json(400, openaiError('Unrecognized request argument supplied: stream_options', 'invalid_request_error', 'stream_options'));
   }
+  const refused = modelLimits(body);
+  if (refused) return x.json(400, refused);
   const reply = runScenario({ ...toScenario(body), padToWords: x.options.longAnswers, forcedTool: x.options.toolCall });
   // `n` choices, each the same reply: the completion tokens count once per choice, as OpenAI bills them.
   const n = typeof body.n === 'number' && body.n > 1 ? Math.floor(body.n) : 1;

@@ -59,6 +59,22 @@ const sdk = (apiKey = t.keys.agent, opts: Partial<ConstructorParameters<typeof A
 
 const lastBody = (fake: FakeUpstream) => fake.requests.at(-1)!.body as Record<string, unknown>;
 
+describe("Claude Code's request shape on an older OpenAI chat model", () => {
+  it('effort and adaptive thinking are not sent to gpt-4o-mini, and its 32,000 cap becomes the model\'s 16,384', async () => {
+    const msg = await sdk().messages.create({
+      model: 'gpt-4o-mini',
+      max_tokens: 32_000,
+      thinking: { type: 'adaptive' } as unknown as { type: 'enabled'; budget_tokens: number },
+      output_config: { effort: 'high' },
+      messages: [{ role: 'user', content: 'hello' }],
+    } as Parameters<ReturnType<typeof sdk>['messages']['create']>[0]);
+    expect(msg.content[0]).toMatchObject({ type: 'text' });
+    const sent = lastBody(openai);
+    expect(sent.reasoning_effort).toBeUndefined();
+    expect(sent.max_completion_tokens).toBe(16_384);
+  });
+});
+
 describe('pass-through to an Anthropic upstream', () => {
   it('a stream cut mid-way pays for the text it relayed, not the 1 output token of message_start, and says it is estimated', async () => {
     // message_start, content_block_start, then word deltas: the body ends cleanly after a few of them.

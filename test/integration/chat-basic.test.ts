@@ -22,8 +22,8 @@ let up: FakeUpstream;
 let t: TestGateway;
 
 beforeAll(async () => {
-  up = await startOpenAIUpstream({ models: ['gpt-4o-mini', 'gpt-4o'] });
-  t = await startTestGateway({ providers: [{ name: 'oa', type: 'openai', baseUrl: up.url, secret: UPSTREAM_SECRET, models: ['gpt-4o-mini', 'gpt-4o'] }] });
+  up = await startOpenAIUpstream({ models: ['gpt-4o-mini', 'gpt-4o', 'o4-mini'] });
+  t = await startTestGateway({ providers: [{ name: 'oa', type: 'openai', baseUrl: up.url, secret: UPSTREAM_SECRET, models: ['gpt-4o-mini', 'gpt-4o', 'o4-mini'] }] });
 });
 afterAll(async () => {
   await t?.close();
@@ -150,6 +150,7 @@ describe('stream chat', () => {
 });
 
 describe('parameters', () => {
+  // A reasoning model: OpenAI (and the fake) refuse reasoning_effort on gpt-4o.
   const params = {
     temperature: 0.3,
     top_p: 0.9,
@@ -174,18 +175,18 @@ describe('parameters', () => {
   };
 
   it('forwards every parameter unchanged and drops `user` (non-stream)', async () => {
-    await t.client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'params' }], user: 'end-user-42', ...params });
+    await t.client().chat.completions.create({ model: 'o4-mini', messages: [{ role: 'user', content: 'params' }], user: 'end-user-42', ...params });
     const sent = lastBody();
     for (const [k, v] of Object.entries(params)) expect(sent[k], k).toEqual(v);
     expect(sent).not.toHaveProperty('user');
-    expect(sent.model).toBe('gpt-4o-mini');
+    expect(sent.model).toBe('o4-mini');
     expect(sent.messages).toEqual([{ role: 'user', content: 'params' }]);
   });
 
   it('forwards every parameter unchanged and drops `user` (stream)', async () => {
     const s = await t
       .client()
-      .chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'params' }], user: 'end-user-42', ...params });
+      .chat.completions.create({ model: 'o4-mini', stream: true, messages: [{ role: 'user', content: 'params' }], user: 'end-user-42', ...params });
     await collect(s);
     const sent = lastBody();
     for (const [k, v] of Object.entries(params)) expect(sent[k], k).toEqual(v);
@@ -195,7 +196,7 @@ describe('parameters', () => {
 
   it('keeps the client\'s other stream_options and still asks for usage', async () => {
     const s = await t.client().chat.completions.create({
-      model: 'gpt-4o-mini',
+      model: 'o4-mini',
       stream: true,
       stream_options: { include_usage: false, include_obfuscation: false },
       messages: [{ role: 'user', content: 'opts' }],

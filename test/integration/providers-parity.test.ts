@@ -367,7 +367,8 @@ describe('request translation', () => {
     const body = req.body as Obj;
     expect(body.model).toBe(MODELS.anthropic);
     expect(body.system).toBe('Be brief.\n\nUse metric units.');
-    expect(body.max_tokens).toBe(4096);
+    // No cap in the chat request: claude-sonnet-4-5's own output limit.
+    expect(body.max_tokens).toBe(64_000);
     expect(body.stop_sequences).toEqual(['END']);
     expect(body.temperature).toBe(0.5);
     expect(body.tool_choice).toEqual({ type: 'tool', name: 'get_weather' });

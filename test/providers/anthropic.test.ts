@@ -63,7 +63,8 @@ describe('chatRequest: transport', () => {
   it('sends ctx.model, not body.model, and a minimal body', () => {
     expect(sent({ model: 'gpt-4o', messages: [user('hi')] })).toEqual({
       model: 'claude-sonnet-4-5',
-      max_tokens: 4096,
+      // No cap named: the model's own output limit, as OpenAI's "no max_tokens" means.
+      max_tokens: 64_000,
       messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
     });
   });
@@ -238,10 +239,11 @@ describe('chatRequest: messages', () => {
 describe('chatRequest: parameters', () => {
   const msgs = [user('hi')];
 
-  it('maps max_completion_tokens, then max_tokens, else the default', () => {
+  it("maps max_completion_tokens, then max_tokens, else the model's own limit (4,096 for a model not in the table)", () => {
     expect(sent({ messages: msgs, max_completion_tokens: 300, max_tokens: 100 }).max_tokens).toBe(300);
     expect(sent({ messages: msgs, max_tokens: 100 }).max_tokens).toBe(100);
-    expect(sent({ messages: msgs, max_completion_tokens: null }).max_tokens).toBe(4096);
+    expect(sent({ messages: msgs, max_completion_tokens: null }).max_tokens).toBe(64_000);
+    expect(sent({ messages: msgs }, ctx({ model: 'my-fine-tune' })).max_tokens).toBe(4096);
   });
 
   it('maps stop (string or array) to stop_sequences', () => {

@@ -6,7 +6,7 @@
 import type { CacheControl, CallMessage, CallRequest, ContentPart, ImagePart, TextPart } from '../../pipeline/call-model.ts';
 import { badRequest } from '../../errors.ts';
 import type { CallContext, UpstreamRequest } from '../types.ts';
-import { anthropicBase, anthropicHeaders, DEFAULT_MAX_TOKENS } from './request.ts';
+import { anthropicBase, anthropicHeaders, uncappedMaxTokens } from './request.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -106,7 +106,7 @@ function unsignedToolTurn(messages: Obj[]): boolean {
 
 export function anthropicBodyFromCall(req: CallRequest, model: string, stream: boolean): Obj {
   if (req.n > 1) throw badRequest('Anthropic models return one choice per request; `n` must be 1.', 'unsupported_parameter', 'n');
-  const body: Obj = { model, max_tokens: req.maxOutputTokens ?? DEFAULT_MAX_TOKENS, messages: turns(req.messages) };
+  const body: Obj = { model, max_tokens: req.maxOutputTokens ?? uncappedMaxTokens(model), messages: turns(req.messages) };
   const system = req.system.map(textBlock).filter((b): b is Obj => b !== null);
   if (req.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
   if (req.topP !== undefined) body.top_p = req.topP;

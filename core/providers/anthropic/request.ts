@@ -1,4 +1,5 @@
 import { badRequest } from '../../errors.ts';
+import { knownOutputLimit } from '../../pricing/output-limits.ts';
 import type { CallContext, ChatRequest, UpstreamRequest } from '../types.ts';
 import {
   ANTHROPIC_VERSION,
@@ -15,6 +16,13 @@ import {
 
 /** Anthropic requires `max_tokens`; every Claude model can produce at least this many. */
 export const DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * `max_tokens` for a call that named no cap: the model's own output limit, as OpenAI's and Responses' "no cap"
+ * means (and as admission reserves). 4,096 cut Codex's long patches short. A model not in the table gets
+ * `DEFAULT_MAX_TOKENS`, which every Claude model takes.
+ */
+export const uncappedMaxTokens = (model: string): number => knownOutputLimit(model) ?? DEFAULT_MAX_TOKENS;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -241,11 +249,11 @@ function jsonInstruction(format: unknown): string | null {
   return null;
 }
 
-function maxTokens(body: ChatRequest): number {
+function maxTokens(body: ChatRequest, model: string): number {
   for (const v of [body.max_completion_tokens, body.max_tokens]) {
     if (typeof v === 'number' && Number.isInteger(v) && v > 0) return v;
   }
-  return DEFAULT_MAX_TOKENS;
+  return uncappedMaxTokens(model);
 }
 
 function stopSequences(stop: unknown): string[] {
@@ -264,7 +272,7 @@ export function toAnthropicRequest(body: ChatRequest, model: string, stream: boo
   const json = jsonInstruction(body.response_format);
   if (json !== null) mapped.system.push({ type: 'text', text: json });
 
-  const req: AnthropicRequest = { model, max_tokens: maxTokens(body), messages: mapped.messages };
+  const req: AnthropicRequest = { model, max_tokens: maxTokens(body, model), messages: mapped.messages };
   if (mapped.system.length > 0) {
     // Blocks only when one carries a cache mark; otherwise the one string Anthropic has always taken.
     req.system = mapped.system.some((b) => b.cache_control) ? mapped.system : mapped.system.map((b) => b.text).join('\n\n');

@@ -3,6 +3,7 @@
  * Gemini reuses it before its own translation). Only what chat understands is sent: Anthropic-only
  * fields (cache_control, context_management, beta fields) and foreign reasoning signatures stay behind.
  */
+import { knownOutputLimit } from '../../pricing/output-limits.ts';
 import type { CallMessage, CallRequest, ContentPart, ImagePart, TextPart, ToolCallPart, ToolResultPart } from '../../pipeline/call-model.ts';
 import type { CallContext } from '../types.ts';
 import { shortToolName } from '../tool-names.ts';
@@ -115,11 +116,23 @@ function effortFor(req: CallRequest): string | null {
   return r.enabled ? 'medium' : null;
 }
 
+/**
+ * Whether an OpenAI model takes `reasoning_effort`: not the gpt-4 and gpt-3.5 families nor gpt-5's chat variants,
+ * which answer 400. Any other id (the o-series, gpt-5, a deployment name on Azure) is sent it.
+ */
+function reasons(model: string): boolean {
+  const id = model.toLowerCase().slice(model.lastIndexOf('/') + 1);
+  if (/^(gpt-4|gpt-3\.5|chatgpt-4o)|^gpt-5[.\d]*-chat/.test(id)) return false;
+  return true;
+}
+
 /** `systemPerPart`: one system message per instruction (Gemini's translation keeps them as separate parts). */
 export function openAIChatBodyFromCall(req: CallRequest, ctx: CallContext, systemPerPart = false): Obj {
   const body: Obj = { model: ctx.model, messages: messagesFor(req, ctx, systemPerPart) };
   const official = ctx.provider.type === 'openai' || ctx.provider.type === 'azure';
-  if (req.maxOutputTokens !== null) body[official ? 'max_completion_tokens' : 'max_tokens'] = req.maxOutputTokens;
+  // A cap asked in another protocol's terms (Claude Code's 32,000) is "up to that much": no more than the model
+  // writes, which OpenAI enforces with a 400 (gpt-4o's limit is 16,384).
+  if (req.maxOutputTokens !== null) body[official ? 'max_completion_tokens' : 'max_tokens'] = Math.min(req.maxOutputTokens, knownOutputLimit(ctx.model) ?? Number.POSITIVE_INFINITY);
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.stop && req.stop.length > 0) body.stop = req.stop;
@@ -146,7 +159,8 @@ export function openAIChatBodyFromCall(req: CallRequest, ctx: CallContext, syste
     body.response_format = f.type === 'json_schema' ? { type: 'json_schema', json_schema: { name: f.name, schema: f.schema, ...(f.strict !== undefined ? { strict: f.strict } : {}) } } : { type: 'json_object' };
   }
   const effort = effortFor(req);
-  if (effort !== null && effort !== 'none' && official) body.reasoning_effort = effort;
+  // Only OpenAI's reasoning models take it; the others answer 400, and Claude Code asks for effort on every call.
+  if (effort !== null && effort !== 'none' && official && reasons(ctx.model)) body.reasoning_effort = effort;
   if (ctx.stream) {
     body.stream = true;
     if (!rejectsStreamOptions(ctx)) body.stream_options = { include_usage: true };
