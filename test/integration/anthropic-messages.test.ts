@@ -61,13 +61,14 @@ const lastBody = (fake: FakeUpstream) => fake.requests.at(-1)!.body as Record<st
 
 describe("Claude Code's request shape on an older OpenAI chat model", () => {
   it('effort and adaptive thinking are not sent to gpt-4o-mini, and its 32,000 cap becomes the model\'s 16,384', async () => {
-    const msg = await sdk().messages.create({
+    const params = {
       model: 'gpt-4o-mini',
       max_tokens: 32_000,
-      thinking: { type: 'adaptive' } as unknown as { type: 'enabled'; budget_tokens: number },
+      thinking: { type: 'adaptive' },
       output_config: { effort: 'high' },
       messages: [{ role: 'user', content: 'hello' }],
-    } as Parameters<ReturnType<typeof sdk>['messages']['create']>[0]);
+    } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    const msg = await sdk().messages.create(params);
     expect(msg.content[0]).toMatchObject({ type: 'text' });
     const sent = lastBody(openai);
     expect(sent.reasoning_effort).toBeUndefined();
