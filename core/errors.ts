@@ -123,8 +123,9 @@ export const upstreamError = (message: string, opts: { timeout?: boolean; attemp
     type: 'api_error',
     code: opts.timeout ? 'upstream_timeout' : 'upstream_error',
     message,
-    // The SDKs would repeat the whole chain twice more; once we tried twice ourselves, say no.
-    retryable: opts.attempts >= 2 || opts.needsOperator === true ? false : undefined,
+    // The SDKs would repeat the whole chain twice more; once we tried twice ourselves, say no. Nor after a timeout:
+    // each retry would wait the whole deadline again (minutes) with no byte.
+    retryable: opts.attempts >= 2 || opts.needsOperator === true || opts.timeout === true ? false : undefined,
     overloaded: opts.overloaded === true,
   });
 

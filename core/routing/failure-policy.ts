@@ -6,7 +6,8 @@
  *
  * | outcome                                  | failover | health | retrySame | why |
  * |------------------------------------------|----------|--------|-----------|-----|
- * | connect error, timeout, reset            | yes      | yes    | yes       | transport trouble, may be transient |
+ * | connect error, reset                     | yes      | yes    | yes       | transport trouble, may be transient |
+ * | timeout                                  | yes      | yes    | no        | a provider silent past the deadline rarely answers the next moment: again, the client waits twice as long (240 s by default) with no byte |
  * | HTTP 5xx                                 | yes      | yes    | yes       | the provider is failing |
  * | HTTP 408 (upstream request timeout)      | yes      | yes    | yes       | a timeout by another name |
  * | HTTP 429                                 | yes      | NO     | yes       | rate-limited is not broken: opening the breaker would hide a healthy provider for a whole cooldown; retry-after governs when to come back |
@@ -43,6 +44,7 @@ const RATE_LIMITED: FailureClass = { failover: true, countsAgainstHealth: false,
 const CLIENT_FAULT: FailureClass = { failover: false, countsAgainstHealth: false, retrySame: false };
 
 export function classifyFailure(f: AttemptFailure): FailureClass {
+  if (f.kind === 'timeout') return { ...PROVIDER_FAULT, retrySame: false };
   if (f.kind !== 'http') return { ...PROVIDER_FAULT };
   const s = f.status;
   if (s === undefined || !Number.isFinite(s) || s < 400 || s >= 500) return { ...PROVIDER_FAULT };

@@ -6,7 +6,7 @@ describe('classifyFailure', () => {
   const table: [AttemptFailure, boolean, boolean, boolean][] = [
     // failure, failover, countsAgainstHealth, retrySame
     [{ kind: 'connect' }, true, true, true],
-    [{ kind: 'timeout' }, true, true, true],
+    [{ kind: 'timeout' }, true, true, false],
     [{ kind: 'reset' }, true, true, true],
     [{ kind: 'http', status: 500 }, true, true, true],
     [{ kind: 'http', status: 502 }, true, true, true],
