@@ -72,8 +72,9 @@ export class GatewayError extends Error {
 export const badRequest = (message: string, code: string, param: string | null = null): GatewayError =>
   new GatewayError({ status: 400, type: 'invalid_request_error', code, message, param });
 
+/** Not worth a retry: Claude Code retried a wrong key for three minutes, silently, before saying so. */
 export const invalidApiKey = (message: string): GatewayError =>
-  new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_api_key', message });
+  new GatewayError({ status: 401, type: 'invalid_api_key', code: 'invalid_api_key', message, retryable: false });
 
 export const insufficientQuota = (message: string): GatewayError =>
   new GatewayError({ status: 402, type: 'insufficient_quota', code: 'insufficient_quota', message, retryable: false });

@@ -166,6 +166,8 @@ describe('401 invalid_api_key', () => {
     expect(err).toBeInstanceOf(AuthenticationError);
     expectEnvelope(err, 401, 'invalid_api_key', 'invalid_api_key');
     expect(err.message).not.toContain(wrong);
+    // No retry mends a wrong key: agents that retry 401s on their own are told so.
+    expect(err.headers?.get('x-should-retry')).toBe('false');
   });
 
   it('GET /v1/models needs a key too', async () => {
