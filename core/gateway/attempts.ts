@@ -157,7 +157,7 @@ export async function runAttempts<T>(
     attempts.push({ provider: c.provider, model: c.model, status: statusOf(f), error: message, durationMs });
     const verdict =
       f.kind === 'http'
-        ? classifyFailure({ kind: 'http', status: f.failure.status })
+        ? classifyFailure({ kind: 'http', status: outOfCredit(f) ? 402 : f.failure.status })
         : f.kind === 'no-key'
           ? { failover: true, countsAgainstHealth: false, retrySame: false }
           : classifyFailure({ kind: f.kind });
@@ -195,6 +195,15 @@ export async function runAttempts<T>(
   throw new AttemptsFailed(error, attempts);
 }
 
+/** The longest wait a 429 passes on: a day (a provider's quota window); beyond it a value is an upstream's bug. */
+const MAX_WAIT_MS = 86_400_000;
+
+/**
+ * A provider's account out of credit, whatever its status (OpenAI sends 429 `insufficient_quota`): its owner must
+ * act, so it is no rate limit to wait out, and the client is not told to retry.
+ */
+const outOfCredit = (f: AttemptFailure): boolean => f.kind === 'http' && (f.failure.status === 402 || f.failure.code === 'insufficient_quota');
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function finalError(failures: Array<{ c: Candidate; f: AttemptFailure }>, attempts: AttemptRecord[]): GatewayError {
@@ -202,16 +211,18 @@ function finalError(failures: Array<{ c: Candidate; f: AttemptFailure }>, attemp
     return upstreamError('No provider could be tried for this model.', { attempts: 0 });
   }
   const summary = attempts.map((a) => `${a.provider}: ${a.error}`).join('; ');
-  const allRateLimited = failures.every((x) => x.f.kind === 'http' && x.f.failure.status === 429);
+  const allRateLimited = failures.every((x) => x.f.kind === 'http' && x.f.failure.status === 429 && !outOfCredit(x.f));
   if (allRateLimited) {
     const waits = failures.map((x) => (x.f.kind === 'http' ? x.f.failure.retryAfterMs : undefined)).filter((w): w is number => w !== undefined);
-    const waitMs = waits.length > 0 ? Math.min(...waits) : 1000;
-    return rateLimited(`Every provider for this model is rate-limited (${summary}).`, waitMs / 1000, { 'retry-after-ms': String(Math.round(waitMs)) });
+    // Both headers say the same wait, within reason: an upstream's 0 read as 1 s in one and 0 in the other, and
+    // an absurd one (1e23 ms) went out as it came.
+    const waitMs = Math.min(MAX_WAIT_MS, Math.max(1000, Math.ceil((waits.length > 0 ? Math.min(...waits) : 1000) / 1000) * 1000));
+    return rateLimited(`Every provider for this model is rate-limited (${summary}).`, waitMs / 1000, { 'retry-after-ms': String(waitMs) });
   }
   const last = failures[failures.length - 1].f;
   const timeout = last.kind === 'timeout';
   const n = attempts.length;
   const overloaded = failures.every((x) => x.f.kind === 'connect' || (x.f.kind === 'http' && x.f.failure.status === 503));
-  const needsOperator = failures.every((x) => x.f.kind === 'no-key' || (x.f.kind === 'http' && (x.f.failure.status === 401 || x.f.failure.status === 403)));
+  const needsOperator = failures.every((x) => x.f.kind === 'no-key' || outOfCredit(x.f) || (x.f.kind === 'http' && [401, 402, 403].includes(x.f.failure.status)));
   return upstreamError(`${n === 1 ? 'The provider' : `All ${n} attempts`} failed: ${summary}`, { timeout, attempts: n, overloaded, needsOperator });
 }

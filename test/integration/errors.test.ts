@@ -421,4 +421,30 @@ describe('502 / 504 from the providers', () => {
     expect(err.headers?.get('retry-after')).toBe('1');
     expect(err.message).toContain('busy');
   });
+
+  it("the two wait headers agree, and an absurd upstream wait is capped at a day", async () => {
+    try {
+      upBusy.setDefaultFault({ kind: 'status', status: 429, headers: { 'retry-after': '0' } });
+      const zero = await failure<RateLimitError>(chat(t.client(), 'busy-model'));
+      expect([zero.headers?.get('retry-after'), zero.headers?.get('retry-after-ms')]).toEqual(['1', '1000']);
+      upBusy.setDefaultFault({ kind: 'status', status: 429, headers: { 'retry-after': '100000000000' } });
+      const huge = await failure<RateLimitError>(chat(t.client(), 'busy-model'));
+      expect([huge.headers?.get('retry-after'), huge.headers?.get('retry-after-ms')]).toEqual(['86400', '86400000']);
+    } finally {
+      upBusy.setDefaultFault(null);
+    }
+  });
+
+  it("a provider out of credit (OpenAI's 429 insufficient_quota) is no rate limit to wait out: a 502 not to retry", async () => {
+    const quota = { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } };
+    try {
+      upBusy.setDefaultFault({ kind: 'status', status: 429, body: quota });
+      const err = await failure<APIError>(chat(t.client(), 'busy-model'));
+      expect(err.status).toBe(502);
+      expect(err.message).toContain('quota');
+      expect(err.headers?.get('x-should-retry')).toBe('false');
+    } finally {
+      upBusy.setDefaultFault(null);
+    }
+  });
 });
