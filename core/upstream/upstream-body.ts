@@ -10,6 +10,13 @@ import type { Dispatcher } from 'undici';
 /** Chunks held unread before the upstream connection is paused. */
 const HIGH_WATER_BYTES = 64 * 1024;
 
+/**
+ * The most a body read whole (a non-stream answer) may hold. Past it the answer is a provider failure: a reply of
+ * 700 MB had the gateway hold 1.4 GB and then hang the call, its text too long for a string. Streams are relayed
+ * chunk by chunk and have no such cap.
+ */
+export const MAX_WHOLE_BODY_BYTES = 100 * 1024 * 1024;
+
 /** The reason a body is dropped unread: one error for every call (building one per call costs its stack). */
 const DROPPED = new Error('the gateway dropped the rest of the upstream body');
 
@@ -52,6 +59,14 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
       queueMicrotask(this.#flush);
     }
     if (this.#collector === null && this.#buffered >= HIGH_WATER_BYTES && !this.#controller.paused) this.#controller.pause();
+    else if (this.#collector !== null && this.#buffered > MAX_WHOLE_BODY_BYTES) this.#tooLarge();
+  }
+
+  #tooLarge(): void {
+    const c = this.#collector;
+    this.#collector = null;
+    this.destroy();
+    c?.reject(Object.assign(new Error(`the provider's answer is over ${MAX_WHOLE_BODY_BYTES / 1024 / 1024} MiB`), { code: 'GATEWAY_UPSTREAM_TOO_LARGE' }));
   }
 
   end(): void {
@@ -114,8 +129,19 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
     if (this.#error !== null) return Promise.reject(this.#error);
     if (this.#destroyed) return Promise.resolve(as(Buffer.alloc(0)));
     return new Promise<T>((resolve, reject) => {
-      this.#collector = { resolve: (body) => resolve(as(body)), reject };
-      if (this.#ended) this.#collect();
+      this.#collector = {
+        resolve: (body) => {
+          // A conversion that throws (text past V8's longest string) must reject, or the call waits forever.
+          try {
+            resolve(as(body));
+          } catch (err) {
+            reject(err as Error);
+          }
+        },
+        reject,
+      };
+      if (this.#buffered > MAX_WHOLE_BODY_BYTES) this.#tooLarge();
+      else if (this.#ended) this.#collect();
       else if (this.#controller.paused) this.#controller.resume();
     });
   }

@@ -9,6 +9,7 @@ import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Transport } from '../../core/upstream/transport.ts';
+import { MAX_WHOLE_BODY_BYTES } from '../../core/upstream/upstream-body.ts';
 import type { UpstreamRequest } from '../../core/providers/types.ts';
 
 const TIMEOUTS = { connectMs: 2_000, headersMs: 5_000, idleMs: 5_000 };
@@ -161,5 +162,25 @@ describe('the transport answer body', () => {
     const res = await transport.send(get('/silent'), { ...TIMEOUTS, idleMs: 1_200 });
     await expect(res.body.text()).rejects.toMatchObject({ code: 'UND_ERR_BODY_TIMEOUT' });
     await until(() => active() === 0);
+  });
+
+  it('refuses a body read whole past its cap (a provider failure), drops the connection, and holds no more of it', async () => {
+    const chunk = Buffer.alloc(4 * MIB, 0x61);
+    let sent = 0;
+    routes.set('/huge', (_q, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const more = (): void => {
+        while (sent < MAX_WHOLE_BODY_BYTES + 8 * MIB) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    });
+    const res = await transport.send(get('/huge'), TIMEOUTS);
+    await expect(res.body.text()).rejects.toMatchObject({ code: 'GATEWAY_UPSTREAM_TOO_LARGE' });
+    await until(() => active() === 0);
+    expect(res.body.destroyed).toBe(true);
   });
 });
