@@ -212,6 +212,9 @@ describe('stream renderer', () => {
     const final = await stream.finalResponse();
     expect(final.status).toBe('failed');
     expect(final.error?.message).toBe('provider went away');
+    // The cut message is never announced done (Codex would keep the fragment as an assistant turn).
+    expect(events.some((e) => e.type === 'response.output_item.done')).toBe(false);
+    expect(last.response).toMatchObject({ output: [] });
   });
 
   it('native mode relays frames as sent and ends a cut stream with the next sequence number', () => {

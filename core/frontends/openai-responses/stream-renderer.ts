@@ -173,7 +173,12 @@ export class ResponsesStreamRenderer implements StreamRenderer {
   }
 
   private failed(code: string, message: string): string {
-    let out = this.closeOpen();
+    // The item cut mid-way is never announced done: Codex builds its history from `output_item.done`, and a
+    // fragment closed as `completed` became an assistant turn of the retry (one more with each retry). Items
+    // already done stay in the failed response's output; calls held back behind the cut one go with it.
+    this.open = null;
+    this.held.clear();
+    let out = '';
     this.finished = true;
     const wire = KNOWN_FAILURE_CODES.has(code) ? code : 'server_error';
     out += this.emit('response.failed', { response: this.response('failed', this.usage, null, null, { code: wire, message }) });
