@@ -227,6 +227,14 @@ describe('stream renderer', () => {
     const failed = r.error(upstreamError('cut', { attempts: 1 }));
     expect(JSON.parse(failed.split('data: ')[1])).toMatchObject({ type: 'response.failed', sequence_number: 2, response: { id: 'resp_up', status: 'failed' } });
   });
+
+  it('native mode reads the sequence and id of JSON written with spaces too', () => {
+    const r = responsesFrontEnd.stream(req, meta);
+    r.raw!('{"type": "response.created", "sequence_number": 0, "response": {"id": "resp_sp", "status": "in_progress"}}', 'response.created');
+    r.raw!('{"type": "response.output_text.delta", "sequence_number": 7, "delta": "x"}', 'response.output_text.delta');
+    const failed = r.error(upstreamError('cut', { attempts: 1 }));
+    expect(JSON.parse(failed.split('data: ')[1])).toMatchObject({ sequence_number: 8, response: { id: 'resp_sp' } });
+  });
 });
 
 describe('non-stream render', () => {

@@ -158,10 +158,11 @@ export class ResponsesStreamRenderer implements StreamRenderer {
   /** A native frame, relayed as the upstream sent it. */
   raw(data: string, event: string | undefined): string {
     this.native ??= { lastSeq: -1, responseId: null };
-    const seq = /"sequence_number":(\d+)/.exec(data);
+    // JSON with or without spaces after its colons (Python's json.dumps writes them).
+    const seq = /"sequence_number":\s*(\d+)/.exec(data);
     if (seq) this.native.lastSeq = Number(seq[1]);
     if (this.native.responseId === null) {
-      const id = /"response":\{"id":"([^"]+)"/.exec(data);
+      const id = /"response":\s*\{\s*"id":\s*"([^"]+)"/.exec(data);
       if (id) this.native.responseId = id[1];
     }
     return `${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
