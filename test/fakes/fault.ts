@@ -170,6 +170,7 @@ export async function startFakeServer(spec: ProviderSpec, options: Partial<FakeO
       return; // client went away while uploading; the recorder has already noted it
     }
     record.body = parseBody(raw);
+    record.rawBody = raw;
     const fault = queue.length > 0 ? queue.shift()! : defaultFault;
     const requestId = `req_${randomBytes(12).toString('hex')}`;
     if (spec.requestIdHeader) res.setHeader(spec.requestIdHeader, requestId);

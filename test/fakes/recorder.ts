@@ -10,6 +10,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON if the body is JSON, else the raw string ('' when there is none). */
   body: unknown;
+  /** The body as it came, before any parse (JSON.parse hides a repeated key's first value). */
+  rawBody?: string;
   /** True when the client closed the connection before the fake finished its response. */
   aborted: boolean;
   /** True once the response ended or the socket closed. */

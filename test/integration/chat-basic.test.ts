@@ -149,6 +149,18 @@ describe('stream chat', () => {
   });
 });
 
+describe('a body with two "model" keys', () => {
+  it('goes upstream as the gateway parsed it (the model the allow-list and the price saw), never as written', async () => {
+    const text = '{"model":"gpt-4o","messages":[{"role":"user","content":"which model?"}],"model":"gpt-4o-mini"}';
+    const res = await fetch(`${t.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: text });
+    expect(res.status).toBe(200);
+    const raw = up.requests.at(-1)!.rawBody ?? '';
+    expect(raw.match(/"model"/g)).toHaveLength(1);
+    expect(JSON.parse(raw).model).toBe('gpt-4o-mini');
+    expect(res.headers.get('x-gateway-model')).toBe('gpt-4o-mini');
+  });
+});
+
 describe('parameters', () => {
   // A reasoning model: OpenAI (and the fake) refuse reasoning_effort on gpt-4o.
   const params = {
