@@ -112,6 +112,7 @@ export async function runAttempts<T>(
   );
   const attempts: AttemptRecord[] = [];
   const failures: Array<{ c: Candidate; f: AttemptFailure }> = [];
+  let lastNotFound: GatewayError | null = null;
 
   for (let planned = plan.next(); planned !== null; planned = plan.next()) {
     const c = ordered[Number(planned.provider)];
@@ -161,26 +162,27 @@ export async function runAttempts<T>(
         : f.kind === 'no-key'
           ? { failover: true, countsAgainstHealth: false, retrySame: false }
           : classifyFailure({ kind: f.kind });
+    // A 404 from a provider the gateway resolved the model to says that provider lacks it (or its address is
+    // wrong), not that the client erred: another provider of the model is tried. Only when every one answered
+    // 404 does the client get it, as the upstream said it. Neutral for health: a client's typo routed to a provider
+    // that serves any name must not open its breaker for everyone.
+    const notHere = f.kind === 'http' && f.failure.status === 404;
+    if (notHere) Object.assign(verdict, { failover: true, countsAgainstHealth: false, retrySame: false });
     if (verdict.countsAgainstHealth) breaker.onFailure(c.provider);
     else breaker.onNeutral(c.provider);
     if (isClientGone()) throw new ClientGone();
-    if (!verdict.failover && f.kind === 'http') {
-      const uf = f.failure;
-      throw new AttemptsFailed(
-        new GatewayError({
-          status: clientStatus(uf.status),
-          type: 'invalid_request_error',
-          code: uf.code,
-          param: uf.param ?? null,
-          message: scrubSecrets(uf.message, [apiKey]),
-          headers: { 'x-gateway-provider': c.provider, 'x-gateway-model': c.model, 'x-gateway-attempts': String(attempts.length) },
-          ...(uf.body !== undefined ? { upstream: { protocol: c.runtime.adapter.protocol, status: clientStatus(uf.status), body: scrubSecrets(uf.body, [apiKey]) } } : {}),
-        }),
-        attempts,
-      );
+    if (f.kind === 'http' && (!verdict.failover || notHere)) {
+      const refusal = clientError(f.failure, c, apiKey, attempts.length);
+      if (!notHere) throw new AttemptsFailed(refusal, attempts);
+      lastNotFound = refusal;
     }
     plan.failed({ retrySame: verdict.retrySame, retryAfterMs: f.kind === 'http' ? f.failure.retryAfterMs : undefined });
     failures.push({ c, f });
+  }
+
+  if (lastNotFound !== null && failures.every((x) => x.f.kind === 'http' && x.f.failure.status === 404)) {
+    lastNotFound.headers['x-gateway-attempts'] = String(attempts.length);
+    throw new AttemptsFailed(lastNotFound, attempts);
   }
 
   const error = finalError(failures, attempts);
@@ -193,6 +195,19 @@ export async function runAttempts<T>(
     error.headers['x-gateway-attempts'] = String(attempts.length);
   }
   throw new AttemptsFailed(error, attempts);
+}
+
+/** An upstream's answer that is the client's to see (a 400, or a 404 every provider gave), in the client's terms. */
+function clientError(uf: UpstreamFailure, c: Candidate, apiKey: string | null, attempts: number): GatewayError {
+  return new GatewayError({
+    status: clientStatus(uf.status),
+    type: 'invalid_request_error',
+    code: uf.code,
+    param: uf.param ?? null,
+    message: scrubSecrets(uf.message, [apiKey]),
+    headers: { 'x-gateway-provider': c.provider, 'x-gateway-model': c.model, 'x-gateway-attempts': String(attempts) },
+    ...(uf.body !== undefined ? { upstream: { protocol: c.runtime.adapter.protocol, status: clientStatus(uf.status), body: scrubSecrets(uf.body, [apiKey]) } } : {}),
+  });
 }
 
 /** The longest wait a 429 passes on: a day (a provider's quota window); beyond it a value is an upstream's bug. */

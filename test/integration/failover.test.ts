@@ -338,6 +338,26 @@ describe('client errors do not fail over', () => {
   });
 });
 
+describe('upstream 404 (that provider lacks the model, or its address is wrong)', () => {
+  it('fails over to another provider of the model, without counting against the first one\'s health', async () => {
+    const { t, alpha, client } = await rig();
+    alpha.setDefaultFault({ kind: 'status', status: 404 });
+    const { data, response } = await client.chat.completions.create({ model: MODEL, messages }).withResponse();
+    expect(data.choices[0].message.content).toBe('Echo: hi there');
+    expect(response.headers.get('x-gateway-provider')).toBe('beta');
+    expect(t.gw.deps.breaker.snapshotOf('alpha').consecutiveFailures).toBe(0);
+  });
+
+  it('when every provider answers 404, the client gets the 404 as the upstream gave it', async () => {
+    const { alpha, beta, client } = await rig();
+    alpha.setDefaultFault({ kind: 'status', status: 404 });
+    beta.setDefaultFault({ kind: 'status', status: 404 });
+    const err = await apiError(client.chat.completions.create({ model: MODEL, messages }));
+    expect(err.status).toBe(404);
+    expect(err.headers?.get('x-gateway-attempts')).toBe('2');
+  });
+});
+
 describe('upstream 401 (the provider refused its own key)', () => {
   it('fails over; the client never sees a 401', async () => {
     const { t, alpha, client } = await rig();
