@@ -68,6 +68,12 @@ export interface FakeOptions {
    */
   acceptPlaceholderSignature?: boolean;
   /**
+   * OpenAI fake only: DeepSeek's thinking mode. Every answer carries this `reasoning_content` (before the content in
+   * a stream), and a request whose assistant turn made tool calls without its `reasoning_content` is refused with
+   * DeepSeek's 400.
+   */
+  reasoningContent?: string;
+  /**
    * Gemini fake only: a tool call is answered as this many parallel calls of the tool (Gemini has no switch
    * that asks for one at most). Default 1.
    */

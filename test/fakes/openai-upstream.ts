@@ -144,6 +144,14 @@ export function openaiUsage(reply: ScenarioReply, options: FakeOptions) {
   };
 }
 
+/** DeepSeek's thinking mode: an assistant turn that made tool calls must bring its `reasoning_content` back. */
+function reasoningNotBack(body: ChatBody, options: FakeOptions): ReturnType<typeof openaiError> | null {
+  if (options.reasoningContent === undefined) return null;
+  const messages = body.messages as Array<{ role?: unknown; tool_calls?: unknown; reasoning_content?: unknown }>;
+  const missing = messages.some((m) => m.role === 'assistant' && Array.isArray(m.tool_calls) && typeof m.reasoning_content !== 'string');
+  return missing ? openaiError('The reasoning_content in the thinking mode must be passed back to the API.', 'invalid_request_error', null, 'invalid_request_error') : null;
+}
+
 /**
  * What OpenAI refuses of its older chat models, with its wording: `reasoning_effort` (only reasoning models take
  * it) and an output cap above the model's own (gpt-4o and gpt-4o-mini write 16,384 at most).
@@ -178,7 +186,7 @@ async function chat(x: Exchange): Promise<void> {
   if (x.options.rejectStreamOptions && 'stream_options' in body) {
     return x.json(400, openaiError('Unrecognized request argument supplied: stream_options', 'invalid_request_error', 'stream_options'));
   }
-  const refused = modelLimits(body);
+  const refused = modelLimits(body) ?? reasoningNotBack(body, x.options);
   if (refused) return x.json(400, refused);
   const reply = runScenario({ ...toScenario(body), padToWords: x.options.longAnswers, forcedTool: x.options.toolCall });
   // `n` choices, each the same reply: the completion tokens count once per choice, as OpenAI bills them.
@@ -197,6 +205,7 @@ async function chat(x: Exchange): Promise<void> {
         annotations: [],
       }
     : { role: 'assistant', content: reply.text, refusal: null, annotations: [] };
+  if (x.options.reasoningContent !== undefined) Object.assign(message, { reasoning_content: x.options.reasoningContent });
   return x.json(200, {
     id,
     object: 'chat.completion',
@@ -222,6 +231,7 @@ function streamEvents(
     JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra });
 
   const events: string[] = [];
+  if (options.reasoningContent !== undefined) events.push(chunk({ role: 'assistant', content: null, reasoning_content: options.reasoningContent }));
   const call = reply.toolCall;
   if (call) {
     // id, type and name only in the first delta for the index: helpers concatenate repeated strings.

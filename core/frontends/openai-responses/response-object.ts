@@ -26,6 +26,19 @@ export function messageItem(id: string, text: string, status: 'in_progress' | 'c
   };
 }
 
+/**
+ * A reasoning item's `encrypted_content`: the provider's own opaque data, wrapped; or, for reasoning a chat
+ * upstream sent as text (DeepSeek's `reasoning_content`), the gateway's mark, so that when the client sends the
+ * item back its text returns to the upstream as `reasoning_content`, which DeepSeek's thinking mode requires on
+ * the turn after a tool call (Codex's second turn was a 400). A native upstream never sees a `gw1:` value.
+ */
+export function reasoningCarrier(opaque: OpaqueData | null | undefined, text: string): string | null {
+  if (opaque) return encodeOpaque(opaque);
+  return text !== '' ? GATEWAY_REASONING : null;
+}
+
+const GATEWAY_REASONING = encodeOpaque({ origin: 'gateway', value: 'reasoning' });
+
 export function reasoningItem(id: string, text: string, encrypted: string | null): OutputItem {
   return {
     id,
@@ -65,7 +78,7 @@ export function outputItems(parts: ContentPart[], custom: Set<string> = new Set(
     }
     flush();
     if (p.type === 'reasoning') {
-      items.push(reasoningItem(p.itemId ?? mintId('rs'), p.redacted ? '' : p.text, p.opaque ? encodeOpaque(p.opaque) : null));
+      items.push(reasoningItem(p.itemId ?? mintId('rs'), p.redacted ? '' : p.text, reasoningCarrier(p.opaque, p.text)));
     } else if (p.type === 'tool-call') {
       if (p.opaque) items.push(signatureItem(p.opaque));
       const wrapped = p.kind === 'function' && custom.has(p.name);

@@ -11,8 +11,7 @@ import type { ResponseMeta, StreamEnd, StreamRenderer } from '../../pipeline/fro
 import type { Usage } from '../../usage.ts';
 import { customToolNames, unwrapCustom } from './custom-tools.ts';
 import { mintId } from './ids.ts';
-import { encodeOpaque } from '../opaque.ts';
-import { messageItem, reasoningItem, responseIdFor, responseObject, signatureItem, terminalStatus, toolCallItem } from './response-object.ts';
+import { messageItem, reasoningCarrier, reasoningItem, responseIdFor, responseObject, signatureItem, terminalStatus, toolCallItem } from './response-object.ts';
 import type { OutputItem, ResponseStatus } from './response-object.ts';
 
 interface ToolState {
@@ -217,7 +216,7 @@ export class ResponsesStreamRenderer implements StreamRenderer {
         out += this.emit('response.reasoning_summary_text.done', { ...base, text: o.text });
         out += this.emit('response.reasoning_summary_part.done', { ...base, part: { type: 'summary_text', text: o.text } });
       }
-      item = reasoningItem(o.id, o.redacted ? '' : o.text, o.opaque ? encodeOpaque(o.opaque) : null);
+      item = reasoningItem(o.id, o.redacted ? '' : o.text, reasoningCarrier(o.opaque, o.text));
     } else if (o.kind === 'message') {
       const base = { item_id: o.id, output_index: o.index, content_index: 0 };
       out += this.emit('response.output_text.done', { ...base, text: o.text, logprobs: [] });
