@@ -108,7 +108,9 @@ export async function runAttempts<T>(
 
   const plan = planAttempts(
     ordered.length === 1 ? ONE : ordered.map((_, i) => String(i)),
-    { maxAttempts: deps.settings.routing.maxAttempts, sameProviderRetries: 1 },
+    // The same provider is retried after 0.5 s (the SDKs' own first wait): a blip outlasted a retry 100 ms later,
+    // and the answer after two attempts says not to retry (Claude Code then stopped its task at once).
+    { maxAttempts: deps.settings.routing.maxAttempts, sameProviderRetries: 1, backoff: { baseMs: 500 } },
   );
   const attempts: AttemptRecord[] = [];
   const failures: Array<{ c: Candidate; f: AttemptFailure }> = [];

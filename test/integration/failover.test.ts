@@ -114,6 +114,16 @@ describe('upstream 500', () => {
     expect(row.attemptList[1]).toMatchObject({ provider: 'beta', status: 200, error: null });
   });
 
+  it('a single provider is retried after the SDKs\' own first wait (0.5 s less jitter), so a short blip is ridden out', async () => {
+    const { alpha, client } = await rig({ only: 'alpha' });
+    alpha.queueFault({ kind: 'status', status: 500 });
+    const started = performance.now();
+    const { data, response } = await client.chat.completions.create({ model: MODEL, messages }).withResponse();
+    expect(data.choices[0].message.content).toBe('Echo: hi there');
+    expect(response.headers.get('x-gateway-attempts')).toBe('2');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(375);
+  });
+
   it('a single failing provider is retried a bounded number of times, then one 502', async () => {
     const { t, alpha, client } = await rig({ only: 'alpha' });
     alpha.setDefaultFault({ kind: 'status', status: 500 });
