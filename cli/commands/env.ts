@@ -7,6 +7,7 @@ import { note, out, printJson, withStore } from '../context.ts';
 import { ENV_FOR_TOOLS, printToolSettings, toolSettings } from './env-for.ts';
 import type { EnvForTool } from './env-for.ts';
 import { usageError } from '../cli-error.ts';
+import type { Awaitable } from '../../core/state/awaitable.ts';
 
 function gatewayBaseUrl(home: string): string {
   const running = readServerState(home);
@@ -14,6 +15,20 @@ function gatewayBaseUrl(home: string): string {
   const s = loadSettings(dataPaths(home).settings);
   const host = s.host === '0.0.0.0' || s.host === '::' ? '127.0.0.1' : s.host.includes(':') ? `[${s.host}]` : s.host;
   return `http://${host}:${s.port}/v1`;
+}
+
+/**
+ * The chat models the configuration names (each provider's `--models`, the demo's, and aliases), for the tools'
+ * settings; models a provider lists only at start (discovery) are not known here.
+ */
+async function servedModels(store: { providers: { list(): Awaitable<Array<{ type: string; models: string[] | null }>> }; aliases: { list(): Awaitable<Array<{ name: string }>> } }): Promise<string[]> {
+  const out = new Set<string>();
+  for (const p of await store.providers.list()) {
+    if (p.type === 'demo') out.add('demo-chat');
+    for (const m of p.models ?? []) if (!/embed|whisper|tts|transcribe|dall-e|image/i.test(m)) out.add(m);
+  }
+  for (const a of await store.aliases.list()) out.add(a.name);
+  return [...out];
 }
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -51,7 +66,7 @@ export function registerEnv(program: Command): void {
             );
           }
         }
-        if (opts.for !== undefined) return printToolSettings(toolSettings(opts.for as EnvForTool, baseUrl, key), opts.json === true);
+        if (opts.for !== undefined) return printToolSettings(toolSettings(opts.for as EnvForTool, baseUrl, key, await servedModels(store)), opts.json === true);
         if (opts.json) return printJson({ OPENAI_BASE_URL: baseUrl, ...(key ? { OPENAI_API_KEY: key } : {}) });
         out(`export OPENAI_BASE_URL=${shellQuote(baseUrl)}`);
         if (key) out(`export OPENAI_API_KEY=${shellQuote(key)}`);

@@ -159,4 +159,15 @@ describe('gateway env --for', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const bad = await runCli(['env', '--for', 'vim'], { home });
     expect(bad.code).toBe(2);
   });
+
+  it('names a served model where the tool\'s own default (a Claude model, Codex\'s) is not served here', async () => {
+    // This home serves the demo's models only: no Claude model, no Codex one.
+    const claude = JSON.parse((await runCli(['env', '--for', 'claude-code', '--json'], { home })).stdout) as { env: Record<string, string>; notes: string[] };
+    expect(claude.env.ANTHROPIC_MODEL).toBe('demo-chat');
+    expect(claude.env.ANTHROPIC_DEFAULT_HAIKU_MODEL).toBe('demo-chat');
+    expect(claude.notes.join(' ')).toContain('demo-chat');
+    const codex = await runCli(['env', '--for', 'codex'], { home });
+    expect(codex.stdout).toContain('model = "demo-chat"');
+    expect(codex.stdout).toMatch(/^# Models served here: demo-chat/m);
+  });
 });
