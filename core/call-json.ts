@@ -31,6 +31,8 @@ export interface CallJson {
   attempts: number;
   /** Answered from a cassette: no provider was contacted, nothing was spent. Always set by callToJson; optional for older producers. */
   replayed?: boolean;
+  /** The agent's session (Claude Code's `x-claude-code-session-id`, Codex's `session_id` header), when it sent one. */
+  session_id?: string | null;
 }
 
 export function callToJson(row: Omit<CallRow, 'requestBody' | 'responseBody'>): CallJson {
@@ -63,6 +65,7 @@ export function callJsonAt(row: Omit<CallRow, 'requestBody' | 'responseBody'>, t
     ttft_ms: row.ttftMs,
     attempts: row.attempts,
     replayed: row.replayed === true,
+    session_id: row.sessionId ?? null,
   };
 }
 

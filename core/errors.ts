@@ -116,9 +116,10 @@ export const internalError = (message = 'Internal gateway error.'): GatewayError
 
 /**
  * `overloaded`: every provider was overloaded or unreachable. `needsOperator`: every provider refused its own
- * key (or had none), which no retry mends.
+ * key (or had none), which no retry mends. `providerTimeout`: the last provider went silent past its deadline
+ * (not the gateway's own pool being full).
  */
-export const upstreamError = (message: string, opts: { timeout?: boolean; attempts: number; overloaded?: boolean; needsOperator?: boolean }): GatewayError =>
+export const upstreamError = (message: string, opts: { timeout?: boolean; providerTimeout?: boolean; attempts: number; overloaded?: boolean; needsOperator?: boolean }): GatewayError =>
   new GatewayError({
     status: opts.timeout ? 504 : 502,
     type: 'api_error',
@@ -126,7 +127,7 @@ export const upstreamError = (message: string, opts: { timeout?: boolean; attemp
     message,
     // The SDKs would repeat the whole chain twice more; once we tried twice ourselves, say no. Nor after a timeout:
     // each retry would wait the whole deadline again (minutes) with no byte.
-    retryable: opts.attempts >= 2 || opts.needsOperator === true || opts.timeout === true ? false : undefined,
+    retryable: opts.attempts >= 2 || opts.needsOperator === true || opts.providerTimeout === true ? false : undefined,
     overloaded: opts.overloaded === true,
   });
 

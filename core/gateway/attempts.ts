@@ -26,7 +26,8 @@ export interface AttemptRecord {
 
 export type AttemptFailure =
   | { kind: 'http'; failure: UpstreamFailure }
-  | { kind: Exclude<TransportFailureKind, 'aborted'>; message: string }
+  /** `local`: the gateway's own connection pool was full (no provider was reached): a later retry may well pass. */
+  | { kind: Exclude<TransportFailureKind, 'aborted'>; message: string; local?: boolean }
   | { kind: 'no-key'; message: string };
 
 export type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; failure: AttemptFailure };
@@ -238,8 +239,10 @@ function finalError(failures: Array<{ c: Candidate; f: AttemptFailure }>, attemp
   }
   const last = failures[failures.length - 1].f;
   const timeout = last.kind === 'timeout';
+  // A provider that timed out is not worth the client's retry; a wait for the gateway's own full pool is.
+  const providerTimeout = timeout && !(last.kind === 'timeout' && last.local === true);
   const n = attempts.length;
   const overloaded = failures.every((x) => x.f.kind === 'connect' || (x.f.kind === 'http' && x.f.failure.status === 503));
   const needsOperator = failures.every((x) => x.f.kind === 'no-key' || outOfCredit(x.f) || (x.f.kind === 'http' && [401, 402, 403].includes(x.f.failure.status)));
-  return upstreamError(`${n === 1 ? 'The provider' : `All ${n} attempts`} failed: ${summary}`, { timeout, attempts: n, overloaded, needsOperator });
+  return upstreamError(`${n === 1 ? 'The provider' : `All ${n} attempts`} failed: ${summary}`, { timeout, providerTimeout, attempts: n, overloaded, needsOperator });
 }

@@ -150,7 +150,8 @@ export function createGatewayServer(deps: GatewayDeps, hooks: ServerHooks = {}):
     const record = new CallRecord({ requestId, startedAt: Date.now(), startedPerf: performance.now(), key: null, endpoint, stream: false });
     const ua = req.headers['user-agent'];
     if (typeof ua === 'string') record.userAgent = ua;
-    const session = req.headers['x-claude-code-session-id'];
+    // Claude Code's session header, else Codex's (`session_id`, its conversation's id).
+    const session = req.headers['x-claude-code-session-id'] ?? req.headers.session_id;
     if (typeof session === 'string') record.sessionId = session;
     return record;
   }

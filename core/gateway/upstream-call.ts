@@ -43,7 +43,7 @@ export async function sendToProvider(
 export function transportFailure(err: unknown): { ok: false; failure: AttemptFailure } {
   if (err instanceof TransportError) {
     if (err.kind === 'aborted') throw new ClientGone();
-    return { ok: false, failure: { kind: err.kind, message: err.message } };
+    return { ok: false, failure: { kind: err.kind, message: err.message, ...(err.code === 'GATEWAY_POOL_QUEUE_TIMEOUT' ? { local: true } : {}) } };
   }
   return { ok: false, failure: { kind: 'reset', message: (err as Error)?.message ?? String(err) } };
 }

@@ -256,9 +256,10 @@ describe('audit rows', () => {
 
   it('records a non-stream call and a stream call under their x-request-id', async () => {
     const a = await t.client().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'audit me please' }] }).withResponse();
+    // Codex names its conversation in a `session_id` header: the row keeps it, as Claude Code's session.
     const sa = await t
       .client()
-      .chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'audit me please' }] })
+      .chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'audit me please' }] }, { headers: { session_id: 'codex-thread-7' } })
       .withResponse();
     await collect(sa.data);
     t.flush();
@@ -286,7 +287,7 @@ describe('audit rows', () => {
       expect(row!.responseBody).toContain('Echo: audit me please');
 
       const srow = getCall(store.db, sa.response.headers.get('x-request-id')!);
-      expect(srow).toMatchObject({ status: 200, stream: true, provider: 'oa', inputTokens: 6, outputTokens: 4, pricing: 'priced', attempts: 1 });
+      expect(srow).toMatchObject({ status: 200, stream: true, provider: 'oa', inputTokens: 6, outputTokens: 4, pricing: 'priced', attempts: 1, sessionId: 'codex-thread-7' });
       expect(srow!.ttftMs).not.toBeNull();
     } finally {
       store.close();
