@@ -47,7 +47,16 @@ export function authenticate(req: IncomingMessage, live: LiveConfig): Awaitable<
   }
   const hash = tokenHash(token);
   const known = live.keysByHash.get(hash);
-  if (known) return usable(known);
+  if (known) {
+    // A change to this key was announced: the reload that reads it decides (it fails while the state is away).
+    const changing = live.changingKeys.size === 0 ? undefined : live.changingKeys.get(hash);
+    if (changing === undefined) return usable(known);
+    return changing.then(() => {
+      const now = live.keysByHash.get(hash);
+      if (!now) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
+      return usable(now);
+    });
+  }
   return andThen(live.recheckUnknownKey(hash), (key) => {
     if (!key) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
     return usable(key);

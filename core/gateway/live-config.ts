@@ -76,7 +76,25 @@ export class LiveConfig {
     });
   }
 
+  /**
+   * A key announced as changed (disabled, deleted, rotated, its limits...) → the reload that reads the change.
+   * Calls with that key wait for it rather than use the key as memory has it; while it fails (an instance cut from
+   * PostgreSQL but not from Redis) they fail with it, so a key just revoked is refused, not served for the whole
+   * outage. Any reload that succeeds ends the wait for every key.
+   */
+  readonly changingKeys = new Map<string, Promise<void>>();
+
+  private keyChanged(hash: string): void {
+    if (!this.keysByHash.has(hash)) return;
+    const reading = this.reload();
+    // Read already (a store that answers at once): nothing to wait for.
+    if (!(reading instanceof Promise)) return;
+    reading.catch(() => undefined);
+    this.changingKeys.set(hash, reading);
+  }
+
   private apply(snap: ConfigSnapshot): void {
+    this.changingKeys.clear();
     this.version = snap.version;
     const keys = new Map<string, StoredKey>();
     for (const k of snap.keys) keys.set(k.hash, k);
@@ -145,7 +163,8 @@ export class LiveConfig {
       reportedAt = now;
       unreported = 0;
     };
-    this.unwatch = this.state.watchConfig(() => {
+    this.unwatch = this.state.watchConfig((changedKeyHash) => {
+      if (changedKeyHash !== undefined) this.keyChanged(changedKeyHash);
       try {
         const r = this.reloadIfChanged();
         if (r instanceof Promise) r.catch(failed);

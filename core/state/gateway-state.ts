@@ -128,9 +128,11 @@ export interface GatewayState {
   snapshot(): Awaitable<ConfigSnapshot>;
   /**
    * Calls `fn` soon after any instance or CLI changed the configuration (a push where the store has
-   * one, never slower than a poll every `pollMs`). Returns the unsubscribe function.
+   * one, never slower than a poll every `pollMs`). Returns the unsubscribe function. A push about one key
+   * names it (`changedKeyHash`, the hash it had before the change), so an instance that cannot read the change
+   * yet can stop honouring that key meanwhile.
    */
-  watchConfig(fn: () => void, pollMs: number): () => void;
+  watchConfig(fn: (changedKeyHash?: string) => void, pollMs: number): () => void;
   /** Waits until every queued audit row is written (a no-op where flush is synchronous). */
   drainAudit(): Awaitable<void>;
   /** Flushes the audit rows and closes every connection. Safe to call twice. */

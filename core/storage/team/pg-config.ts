@@ -21,14 +21,15 @@ type Queryable = Pick<PoolClient, 'query'>;
 /** Runs a change and the version bump in one transaction; announces it after the commit. */
 export class PgConfigWriter {
   readonly pool: Pool;
-  readonly #announce: () => void;
+  readonly #announce: (keyHash?: string) => void;
 
-  constructor(pool: Pool, announce: () => void) {
+  constructor(pool: Pool, announce: (keyHash?: string) => void) {
     this.pool = pool;
     this.#announce = announce;
   }
 
-  async change<T>(fn: (c: PoolClient) => Promise<T>, bump: (result: T) => boolean = () => true): Promise<T> {
+  /** `keyHash`: the change is to that key (its hash before the change), named in the announcement. */
+  async change<T>(fn: (c: PoolClient) => Promise<T>, bump: (result: T) => boolean = () => true, keyHash?: () => string | undefined): Promise<T> {
     let bumped = false;
     const result = await inTransaction(this.pool, async (c) => {
       const r = await fn(c);
@@ -38,7 +39,7 @@ export class PgConfigWriter {
       }
       return r;
     });
-    if (bumped) this.#announce();
+    if (bumped) this.#announce(keyHash?.());
     return result;
   }
 
@@ -138,13 +139,19 @@ export class PgKeys implements KeysStore {
 
   /** Locks the live key named `name`, applies `fn`, and returns the key as it is after. */
   #onLive(name: string, fn: (c: PoolClient, key: StoredKey) => Promise<unknown>): Promise<StoredKey> {
-    return this.#w.change(async (c) => {
-      const r = await c.query<KeyRow>(`SELECT * FROM keys WHERE name = $1 AND state <> 'deleted' FOR UPDATE`, [name]);
-      if (r.rows.length === 0) throw new StorageError('key_not_found', `no key named "${name}"`);
-      const key = toStoredKey(r.rows[0]);
-      await fn(c, key);
-      return mustById(c, key.id);
-    });
+    let before: string | undefined;
+    return this.#w.change(
+      async (c) => {
+        const r = await c.query<KeyRow>(`SELECT * FROM keys WHERE name = $1 AND state <> 'deleted' FOR UPDATE`, [name]);
+        if (r.rows.length === 0) throw new StorageError('key_not_found', `no key named "${name}"`);
+        const key = toStoredKey(r.rows[0]);
+        before = key.hash;
+        await fn(c, key);
+        return mustById(c, key.id);
+      },
+      undefined,
+      () => before,
+    );
   }
 }
 

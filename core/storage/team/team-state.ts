@@ -28,6 +28,8 @@ import { RedisRateWindows } from './redis-rate-windows.ts';
 import { unreachableServer } from './unreachable.ts';
 
 export const CONFIG_CHANNEL = 'gw:config';
+/** A change to one key is announced as `key:` and the hash it had before the change. */
+const KEY_NOTICE = 'key:';
 /** The slowest a change may take to arrive when pub/sub missed it. */
 const MAX_POLL_MS = 500;
 
@@ -46,7 +48,7 @@ export class TeamState implements GatewayState {
   readonly #writer: PgConfigWriter;
   readonly #urls: TeamUrls;
   #subscriber: Redis | null = null;
-  readonly #watchers = new Set<() => void>();
+  readonly #watchers = new Set<(changedKeyHash?: string) => void>();
   #closing: Promise<void> | null = null;
 
   constructor(pool: Pool, redis: Redis, urls: TeamUrls, audit?: AuditWriterOptions) {
@@ -54,8 +56,8 @@ export class TeamState implements GatewayState {
     this.redis = redis;
     this.#urls = urls;
     this.location = `${redact(urls.database)} + ${redact(urls.redis)}`;
-    this.#writer = new PgConfigWriter(pool, () => {
-      this.redis.publish(CONFIG_CHANNEL, String(Date.now())).catch(() => undefined);
+    this.#writer = new PgConfigWriter(pool, (keyHash) => {
+      this.redis.publish(CONFIG_CHANNEL, keyHash !== undefined ? `${KEY_NOTICE}${keyHash}` : String(Date.now())).catch(() => undefined);
     });
     this.keys = new PgKeys(this.#writer);
     this.providers = new PgProviders(this.#writer);
@@ -84,13 +86,14 @@ export class TeamState implements GatewayState {
     });
   }
 
-  watchConfig(fn: () => void, pollMs: number): () => void {
+  watchConfig(fn: (changedKeyHash?: string) => void, pollMs: number): () => void {
     this.#watchers.add(fn);
     if (this.#subscriber === null) {
       const sub = new Redis(this.#urls.redis, { lazyConnect: false, maxRetriesPerRequest: null });
       sub.on('error', () => undefined); // reconnects by itself; the poll covers the gap
-      sub.on('message', () => {
-        for (const w of this.#watchers) w();
+      sub.on('message', (_channel: string, message: string) => {
+        const keyHash = message.startsWith(KEY_NOTICE) ? message.slice(KEY_NOTICE.length) : undefined;
+        for (const w of this.#watchers) w(keyHash);
       });
       sub.subscribe(CONFIG_CHANNEL).catch(() => undefined);
       this.#subscriber = sub;
