@@ -159,6 +159,7 @@ export async function openTeamState(urls: TeamUrls, opts: TeamOpenOptions): Prom
     const why = (refusal as Error | null)?.message ?? (err as Error).message;
     throw new StorageError('database_unreadable', `Redis at ${redact(urls.redis)} cannot be used: ${why}`);
   }
+  if (opts.server) await checkTimeZone(redis);
   const state = new TeamState(pool, redis, urls, opts.audit);
   return {
     state,
@@ -166,4 +167,22 @@ export async function openTeamState(urls: TeamUrls, opts: TeamOpenOptions): Prom
     limiter: new RedisRateWindows(redis, { clock: opts.clock }),
     logins: new RedisLoginCodes(redis),
   };
+}
+
+const TEAM_TIME_ZONE = 'gw:time-zone';
+
+/**
+ * Daily and monthly budgets start at midnight in the process's time zone: instances in two zones would each grant
+ * a day's budget. The first instance names the team's zone; one started in another says so loudly.
+ */
+async function checkTimeZone(redis: Redis): Promise<void> {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const set = await redis.set(TEAM_TIME_ZONE, zone, 'NX').catch(() => null);
+  if (set === 'OK') return;
+  const team = await redis.get(TEAM_TIME_ZONE).catch(() => null);
+  if (team !== null && team !== zone) {
+    console.error(
+      `[gateway] warning: this instance runs in time zone ${zone}, the team's first instance in ${team}: daily and monthly budgets would start at two midnights. Start every instance with TZ=${team} (or DEL ${TEAM_TIME_ZONE} in Redis to name another zone).`,
+    );
+  }
 }
