@@ -108,8 +108,11 @@ export function registerStart(program: Command): void {
 
       note(`gateway listening on ${gw.baseUrl}`);
       if (gw.deps.settings.cassettes) note(`Cassette: ${gw.deps.settings.cassettes.mode} ${gw.deps.settings.cassettes.dir}`);
-      // A one-time sign-in link (valid 15 minutes; `gateway ui` makes a fresh one), not the token's path.
-      note(`Dashboard (signed in; the link works once, for 15 minutes; later: gateway ui): ${gw.loginLink(900_000)}`);
+      // A one-time sign-in link (valid 15 minutes; `gateway ui` makes a fresh one), not the token's path. Not for a
+      // team: its log goes to journald or a log shipper, read far more widely than the admin-token file, and the
+      // link opened a 12 h session on every instance.
+      if (gw.deps.store.kind === 'team') note(`Dashboard: ${gw.url}/ui (sign in with \`gateway ui\` or an admin token)`);
+      else note(`Dashboard (signed in; the link works once, for 15 minutes; later: gateway ui): ${gw.loginLink(900_000)}`);
       if (gw.createdKey) {
         note(`Demo key "${gw.createdKey.name}" (shown once; also kept in ${demoKeyFile(home)}):`);
         out(gw.createdKey.secret);

@@ -43,7 +43,9 @@ export const adminLoginRoutes: AdminRoute = async ({ req, res, method, path, hea
     if (!parsed.success) throw badRequest(`ttl_seconds: ${parsed.error.issues[0]?.message ?? 'invalid'}`, 'invalid_value', 'ttl_seconds');
     ttlSeconds = parsed.data.ttl_seconds;
   }
-  const { code, expiresAt } = logins.issue(ttlSeconds === undefined ? undefined : ttlSeconds * 1000, holderKey);
+  const { code, expiresAt, stored } = logins.issue(ttlSeconds === undefined ? undefined : ttlSeconds * 1000, holderKey);
+  // A code a team's Redis did not keep would not sign in: the failure is the answer (a 503 naming Redis), not a 201.
+  if (stored) await stored;
   sendJson(res, 201, { code, path: loginPath(code), expires_at: new Date(expiresAt).toISOString() }, headers);
   return true;
 };

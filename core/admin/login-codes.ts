@@ -21,8 +21,11 @@ const MAX_LIVE = 1000;
 
 /** Where sign-in codes and sessions are kept. */
 export interface LoginStore {
-  /** A one-time code for `holder`, valid `ttlMs` (a minute by default, at most 15). */
-  issue(ttlMs?: number, holder?: string): { code: string; expiresAt: number };
+  /**
+   * A one-time code for `holder`, valid `ttlMs` (a minute by default, at most 15). `stored`, where the code is kept
+   * elsewhere (a team's Redis): settles once it is, and fails when it could not be (the code would not work).
+   */
+  issue(ttlMs?: number, holder?: string): { code: string; expiresAt: number; stored?: Promise<unknown> };
   /** The session token for a live, unused code (which is then spent, wherever it is tried next), or null. */
   exchange(code: string): Awaitable<{ session: string; expiresAt: number } | null>;
   /** Who a live session belongs to (the holder of the token that asked for its code), or null. */

@@ -80,6 +80,10 @@ describe.skipIf(!run)('team mode: PostgreSQL or Redis gone while serving', () =>
     expect(f.message).toMatch(/Redis/);
     expect(f.message).toContain('127.0.0.1');
     expect(f.message).not.toMatch(/internal error/i);
+    // A sign-in code Redis could not keep would not work: asked for now, it is a 503, not a useless 201.
+    const code = await fetch(`${gw.url}/admin/login-codes`, { method: 'POST', headers: { authorization: `Bearer ${gw.adminToken}` } });
+    expect(code.status).toBe(503);
+    await code.body?.cancel();
   }, 60_000);
 
   it('answers 503 naming PostgreSQL when a key unknown to this instance cannot be looked up', async () => {

@@ -26,11 +26,12 @@ export class RedisLoginCodes implements LoginStore {
    * Synchronous, as one machine's is (`gateway start` prints its link at once): the code is stored in the same
    * breath, and a command sent later on this connection (its exchange here) runs after it.
    */
-  issue(ttlMs: number = CODE_TTL_MS, holder: string = ADMIN_FILE_HOLDER): { code: string; expiresAt: number } {
+  issue(ttlMs: number = CODE_TTL_MS, holder: string = ADMIN_FILE_HOLDER): { code: string; expiresAt: number; stored: Promise<unknown> } {
     const code = newLoginCode();
     const expiresAt = codeExpiry(Date.now(), ttlMs);
-    this.#redis.set(CODE_PREFIX + sha256(code), holder, 'PX', Math.max(1, expiresAt - Date.now())).catch(this.#onError);
-    return { code, expiresAt };
+    const stored = this.#redis.set(CODE_PREFIX + sha256(code), holder, 'PX', Math.max(1, expiresAt - Date.now()));
+    stored.catch(this.#onError);
+    return { code, expiresAt, stored };
   }
 
   async exchange(code: string): Promise<{ session: string; expiresAt: number } | null> {
