@@ -165,20 +165,12 @@ export async function runAttempts<T>(
         : f.kind === 'no-key'
           ? { failover: true, countsAgainstHealth: false, retrySame: false }
           : classifyFailure({ kind: f.kind });
-    // A 404 from a provider the gateway resolved the model to says that provider lacks it (or its address is
-    // wrong), not that the client erred: another provider of the model is tried. Only when every one answered
-    // 404 does the client get it, as the upstream said it. Neutral for health: a client's typo routed to a provider
-    // that serves any name must not open its breaker for everyone.
-    const notHere = f.kind === 'http' && f.failure.status === 404;
-    if (notHere) Object.assign(verdict, { failover: true, countsAgainstHealth: false, retrySame: false });
     if (verdict.countsAgainstHealth) breaker.onFailure(c.provider);
     else breaker.onNeutral(c.provider);
     if (isClientGone()) throw new ClientGone();
-    if (f.kind === 'http' && (!verdict.failover || notHere)) {
-      const refusal = clientError(f.failure, c, apiKey, attempts.length);
-      if (!notHere) throw new AttemptsFailed(refusal, attempts);
-      lastNotFound = refusal;
-    }
+    if (f.kind === 'http' && !verdict.failover) throw new AttemptsFailed(clientError(f.failure, c, apiKey, attempts.length), attempts);
+    // A 404 fails over (the failure policy); kept, it is the client's answer if every provider gives one.
+    if (f.kind === 'http' && f.failure.status === 404) lastNotFound = clientError(f.failure, c, apiKey, attempts.length);
     plan.failed({ retrySame: verdict.retrySame, retryAfterMs: f.kind === 'http' ? f.failure.retryAfterMs : undefined });
     failures.push({ c, f });
   }
@@ -240,9 +232,9 @@ function finalError(failures: Array<{ c: Candidate; f: AttemptFailure }>, attemp
   const last = failures[failures.length - 1].f;
   const timeout = last.kind === 'timeout';
   // A provider that timed out is not worth the client's retry; a wait for the gateway's own full pool is.
-  const providerTimeout = timeout && !(last.kind === 'timeout' && last.local === true);
+  const providerTimeout = last.kind === 'timeout' && last.local !== true;
   const n = attempts.length;
   const overloaded = failures.every((x) => x.f.kind === 'connect' || (x.f.kind === 'http' && x.f.failure.status === 503));
-  const needsOperator = failures.every((x) => x.f.kind === 'no-key' || outOfCredit(x.f) || (x.f.kind === 'http' && [401, 402, 403].includes(x.f.failure.status)));
+  const needsOperator = failures.every((x) => x.f.kind === 'no-key' || outOfCredit(x.f) || (x.f.kind === 'http' && (x.f.failure.status === 401 || x.f.failure.status === 403)));
   return upstreamError(`${n === 1 ? 'The provider' : `All ${n} attempts`} failed: ${summary}`, { timeout, providerTimeout, attempts: n, overloaded, needsOperator });
 }

@@ -13,7 +13,8 @@
  * | HTTP 429                                 | yes      | NO     | yes       | rate-limited is not broken: opening the breaker would hide a healthy provider for a whole cooldown; retry-after governs when to come back |
  * | HTTP 401, 403                            | yes      | yes    | no        | the provider rejected ITS key (never the client's): a config problem a retry will not fix |
  * | HTTP 402                                 | yes      | yes    | no        | the provider account is out of credit (OpenRouter, DeepSeek): the provider's problem, not the client's |
- * | other 4xx (400, 404, 409, 413, 422, ...) | no       | no     | no        | the request itself is wrong: straight back to the client; the provider did its job |
+ * | HTTP 404                                 | yes      | no     | no        | that provider lacks the model (or its address is wrong), which the others may serve; neutral, as a client's typo routed to a provider that takes any name is no fault of it. When every provider answered 404, the client gets it as said (attempts.ts) |
+ * | other 4xx (400, 409, 413, 422, ...)      | no       | no     | no        | the request itself is wrong: straight back to the client; the provider did its job |
  * | http without a status, or < 400          | yes      | yes    | yes       | a malformed or unexpected answer is the provider misbehaving |
  *
  * `retrySame` says whether the SAME provider may be tried again later in the same request (see
@@ -42,6 +43,7 @@ const PROVIDER_FAULT: FailureClass = { failover: true, countsAgainstHealth: true
 const PROVIDER_CONFIG: FailureClass = { failover: true, countsAgainstHealth: true, retrySame: false };
 const RATE_LIMITED: FailureClass = { failover: true, countsAgainstHealth: false, retrySame: true };
 const CLIENT_FAULT: FailureClass = { failover: false, countsAgainstHealth: false, retrySame: false };
+const NOT_HERE: FailureClass = { failover: true, countsAgainstHealth: false, retrySame: false };
 
 export function classifyFailure(f: AttemptFailure): FailureClass {
   if (f.kind === 'timeout') return { ...PROVIDER_FAULT, retrySame: false };
@@ -51,6 +53,7 @@ export function classifyFailure(f: AttemptFailure): FailureClass {
   if (s === 429) return { ...RATE_LIMITED };
   if (s === 408) return { ...PROVIDER_FAULT };
   if (s === 401 || s === 402 || s === 403) return { ...PROVIDER_CONFIG };
+  if (s === 404) return { ...NOT_HERE };
   return { ...CLIENT_FAULT };
 }
 

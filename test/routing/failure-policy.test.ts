@@ -19,7 +19,7 @@ describe('classifyFailure', () => {
     [{ kind: 'http', status: 402 }, true, true, false],
     [{ kind: 'http', status: 403 }, true, true, false],
     [{ kind: 'http', status: 400 }, false, false, false],
-    [{ kind: 'http', status: 404 }, false, false, false],
+    [{ kind: 'http', status: 404 }, true, false, false],
     [{ kind: 'http', status: 409 }, false, false, false],
     [{ kind: 'http', status: 413 }, false, false, false],
     [{ kind: 'http', status: 415 }, false, false, false],
