@@ -7,7 +7,7 @@ import { note, out, printJson, withStore } from '../context.ts';
 import { ENV_FOR_TOOLS, printToolSettings, toolSettings } from './env-for.ts';
 import type { EnvForTool } from './env-for.ts';
 import { usageError } from '../cli-error.ts';
-import type { Awaitable } from '../../core/state/awaitable.ts';
+import type { GatewayState } from '../../core/state/gateway-state.ts';
 
 function gatewayBaseUrl(home: string): string {
   const running = readServerState(home);
@@ -21,7 +21,7 @@ function gatewayBaseUrl(home: string): string {
  * The chat models the configuration names (each provider's `--models`, the demo's, and aliases), for the tools'
  * settings; models a provider lists only at start (discovery) are not known here.
  */
-async function servedModels(store: { providers: { list(): Awaitable<Array<{ type: string; models: string[] | null }>> }; aliases: { list(): Awaitable<Array<{ name: string }>> } }): Promise<string[]> {
+async function servedModels(store: Pick<GatewayState, 'providers' | 'aliases'>): Promise<string[]> {
   const out = new Set<string>();
   for (const p of await store.providers.list()) {
     if (p.type === 'demo') out.add('demo-chat');

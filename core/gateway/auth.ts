@@ -51,16 +51,15 @@ export function authenticate(req: IncomingMessage, live: LiveConfig): Awaitable<
     // A change to this key was announced: the reload that reads it decides (it fails while the state is away).
     const changing = live.changingKeys.size === 0 ? undefined : live.changingKeys.get(hash);
     if (changing === undefined) return usable(known);
-    return changing.then(() => {
-      const now = live.keysByHash.get(hash);
-      if (!now) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
-      return usable(now);
-    });
+    return changing.then(() => servable(live.keysByHash.get(hash), token));
   }
-  return andThen(live.recheckUnknownKey(hash), (key) => {
-    if (!key) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
-    return usable(key);
-  });
+  return andThen(live.recheckUnknownKey(hash), (key) => servable(key, token));
+}
+
+/** The key a token names, if any and if it may be used. */
+function servable(key: StoredKey | undefined, token: string): StoredKey {
+  if (!key) throw invalidApiKey(`Incorrect API key provided: ${mask(token)}. Keys are listed by \`gateway keys list\`.`);
+  return usable(key);
 }
 
 /** A 401 for a key the gateway knows but will not serve (disabled or deleted): the audit row still names it. */

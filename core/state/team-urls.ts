@@ -27,21 +27,12 @@ export function teamUrls(given: Partial<TeamUrls>, env: NodeJS.ProcessEnv = proc
   if (!/^postgres(ql)?:\/\//.test(database)) throw new TeamConfigError(`--database must be a postgres:// URL, got "${redact(database)}"`);
   if (!/^rediss?:\/\//.test(redis)) throw new TeamConfigError(`--redis must be a redis:// or rediss:// URL, got "${redact(redis)}"`);
   // Refused here, before any connection: a port that is not one made the Redis client retry for 30 s first.
-  if (!parses(database)) throw new TeamConfigError(`--database is not a valid URL (check the host and port): "${redact(database)}"`);
-  if (!parses(redis)) throw new TeamConfigError(`--redis is not a valid URL (check the host and port): "${redact(redis)}"`);
+  if (!URL.canParse(database)) throw new TeamConfigError(`--database is not a valid URL (check the host and port): "${redact(database)}"`);
+  if (!URL.canParse(redis)) throw new TeamConfigError(`--redis is not a valid URL (check the host and port): "${redact(redis)}"`);
   const db = new URL(redis).pathname.replace(/^\//, '');
   if (db !== '' && !/^\d+$/.test(db)) throw new TeamConfigError(`--redis: the path names a database number (redis://host:6379/0), got "/${db}"`);
   return { database, redis };
 }
-
-const parses = (url: string): boolean => {
-  try {
-    new URL(url);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * A URL without its password (in the user part or a `password` query parameter), for messages and logs. What

@@ -53,10 +53,11 @@ function toFrame(p: StreamPiece): Frame {
  */
 export function chunkCodec(c: Candidate, request: (ctx: CallContext) => UpstreamRequest, completionText: (body: Record<string, unknown>) => string, answer?: Pick<CallContext, 'oneToolCall'>): UpstreamCodec {
   const adapter = c.runtime.adapter;
+  const answering = (ctx: CallContext): CallContext => (answer ? { ...ctx, ...answer } : ctx);
   return {
     request,
     decode(json, text, ctx) {
-      const result = adapter.chatResponse(json, answer ? { ...ctx, ...answer } : ctx);
+      const result = adapter.chatResponse(json, answering(ctx));
       return {
         kind: 'native',
         usage: result.usage,
@@ -77,7 +78,7 @@ export function chunkCodec(c: Candidate, request: (ctx: CallContext) => Upstream
         },
       };
     },
-    frames: (ctx) => new ChunkFrames(adapter.chatStream(answer ? { ...ctx, ...answer } : ctx)),
+    frames: (ctx) => new ChunkFrames(adapter.chatStream(answering(ctx))),
   };
 }
 

@@ -7,7 +7,7 @@ import { openAIChatBodyFromCall } from '../openai/encode-call.ts';
 import { decodeOpenAIResult, OpenAIFrameDecoder } from '../openai/decode-call.ts';
 import { ToolNameMap } from '../tool-names.ts';
 import type { CallContext, Frame, FrameDecoder, NeutralCodec, SseEvent, StreamPiece, StreamTranslator } from '../types.ts';
-import { THINKING_BUDGET, chatRequest } from './request.ts';
+import { MAX_THINKING_BUDGET, THINKING_BUDGET, chatRequest } from './request.ts';
 import type { GeminiThinkingConfig } from './wire.ts';
 import type { CallRequest } from '../../pipeline/call-model.ts';
 import { chatResponse } from './response.ts';
@@ -60,8 +60,6 @@ function thinkingFor(req: CallRequest): GeminiThinkingConfig | undefined {
   if (r.effort !== undefined && r.effort in THINKING_BUDGET) return { thinkingBudget: THINKING_BUDGET[r.effort] };
   return r.enabled ? { thinkingBudget: -1 } : undefined;
 }
-
-const MAX_THINKING_BUDGET = 24_576;
 
 const withCall = (ctx: CallContext, req: CallRequest): CallContext => (req.parallelToolCalls === false ? { ...ctx, oneToolCall: true } : ctx);
 

@@ -532,14 +532,17 @@ function convertSchema(node: unknown, root: Obj, refs: string[], depth: number):
  * accepted range (Flash-Lite's minimum is 512, Flash's maximum 24576); Gemini 3 still accepts a
  * budget. `none` asks for no thinking, which 2.5 Pro refuses with a 400 (it cannot turn thinking off).
  */
+/** The largest thinking budget every 2.5 model takes (Flash's maximum). */
+export const MAX_THINKING_BUDGET = 24_576;
+
 export const THINKING_BUDGET: Record<string, number> = {
   none: 0,
   minimal: 512,
   low: 1024,
   medium: 8192,
-  high: 24576,
-  xhigh: 24576,
-  max: 24576,
+  high: MAX_THINKING_BUDGET,
+  xhigh: MAX_THINKING_BUDGET,
+  max: MAX_THINKING_BUDGET,
 };
 
 function mapGenerationConfig(body: ChatRequest): GeminiGenerationConfig {

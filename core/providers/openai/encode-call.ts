@@ -121,9 +121,7 @@ function effortFor(req: CallRequest): string | null {
  * which answer 400. Any other id (the o-series, gpt-5, a deployment name on Azure) is sent it.
  */
 function reasons(model: string): boolean {
-  const id = model.toLowerCase().slice(model.lastIndexOf('/') + 1);
-  if (/^(gpt-4|gpt-3\.5|chatgpt-4o)|^gpt-5[.\d]*-chat/.test(id)) return false;
-  return true;
+  return !/^(gpt-4|gpt-3\.5|chatgpt-4o)|^gpt-5[.\d]*-chat/.test(model.toLowerCase().slice(model.lastIndexOf('/') + 1));
 }
 
 /** `systemPerPart`: one system message per instruction (Gemini's translation keeps them as separate parts). */

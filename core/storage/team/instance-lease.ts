@@ -50,10 +50,7 @@ export class InstanceLease {
    * the lease): found by a reservation before the next renewal would. Callers racing here share one new lease.
    */
   async replace(lost: string): Promise<string> {
-    if (this.#id === lost) {
-      this.#id = newId();
-      this.#held = this.#take();
-    }
+    if (this.#id === lost) this.#takeNew();
     return this.id();
   }
 
@@ -71,6 +68,13 @@ export class InstanceLease {
     this.#timer = null;
   }
 
+  /** A new id in place of one whose key is gone, taken now; `id()` waits for it. */
+  #takeNew(): Promise<void> {
+    this.#id = newId();
+    this.#held = this.#take();
+    return this.#held;
+  }
+
   #take(): Promise<void> {
     const taken = this.#redis.set(LEASE_PREFIX + this.#id, '1', 'PX', this.#ttlMs, 'NX').then(() => undefined);
     // Seen by every caller of id() (their call fails, as any command would); never an unhandled rejection.
@@ -82,11 +86,7 @@ export class InstanceLease {
     if (this.#closed) return;
     try {
       const kept = await this.#redis.set(LEASE_PREFIX + this.#id, '1', 'PX', this.#ttlMs, 'XX');
-      if (kept === null && !this.#closed) {
-        this.#id = newId();
-        this.#held = this.#take();
-        await this.#held;
-      }
+      if (kept === null && !this.#closed) await this.#takeNew();
     } catch {
       // Redis unreachable: the next renewal tries again; meanwhile every command of a call fails on its own.
     }
